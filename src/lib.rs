@@ -1,0 +1,3 @@
+//! Lull engine (being written).
+pub mod routing;
+pub mod server;

@@ -1,0 +1,1 @@
+//! Skill routing head (being written).

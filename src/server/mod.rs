@@ -1,0 +1,1 @@
+//! Managed llama-server awareness (being written).

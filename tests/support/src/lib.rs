@@ -1,0 +1,1 @@
+//! Stand-in llama-server (being written).
