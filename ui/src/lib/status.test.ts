@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import {
+  activitySentence,
+  busySlots,
+  count,
+  describeStatus,
+  serverSentence,
+  waitingReason,
+  type ModelInfo,
+  type Status,
+} from "./status";
+
+const loaded = (id: string, busy_slots = 0): ModelInfo => ({ id, status: "loaded", busy_slots });
+
+/** A ready, idle server with one loaded model and nothing to do; tests change what they need. */
+function status(patch: Partial<Status> = {}, server: Partial<Status["server"]> = {}): Status {
+  return {
+    defer_mode: "auto",
+    paused: false,
+    queue: { queued: 0, running: 0 },
+    drafts: { review_pending: 0 },
+    jobs: { running: 0 },
+    ...patch,
+    server: {
+      state: "ready",
+      base_url: "http://127.0.0.1:8080/v1",
+      models: [loaded("qwen3-8b")],
+      idle: true,
+      ...server,
+    },
+  };
+}
+
+describe("count", () => {
+  it("uses the singular for one and the plural otherwise", () => {
+    expect(count(0, "draft")).toBe("0 drafts");
+    expect(count(1, "draft")).toBe("1 draft");
+    expect(count(3, "busy slot")).toBe("3 busy slots");
+  });
+});
+
+describe("waitingReason", () => {
+  const queued = { queue: { queued: 2, running: 0 } };
+  it.each([
+    [status(queued, { state: "absent", base_url: null, models: [] }), "no managed server is running"],
+    [status(queued, { state: "starting" }), "the managed server is still starting"],
+    [status(queued, { state: "unreachable" }), "the managed server does not answer"],
+    [status(queued, { models: [] }), "the managed server reports no models"],
+    [
+      status(queued, { models: [{ id: "big", status: "sleeping", busy_slots: 0 }] }),
+      "no model is loaded, and Lull never loads one just to learn",
+    ],
+    [status(queued, { idle: false, models: [loaded("a", 2), loaded("b", 1)] }), "the managed server is busy (3 busy slots)"],
+    [status({ ...queued, paused: true }), "learning is paused"],
+  ])("%#: %s", (input, expected) => {
+    expect(waitingReason(input)).toBe(expected);
+  });
+
+  it("is null when the server is ready and idle", () => {
+    expect(waitingReason(status(queued))).toBeNull();
+  });
+
+  it("does not wait for a busy server when deferral is off", () => {
+    expect(waitingReason(status({ ...queued, defer_mode: "never" }, { idle: false }))).toBeNull();
+  });
+});
+
+describe("activitySentence", () => {
+  it("says the engine is idle when there is nothing to do", () => {
+    expect(activitySentence(status())).toBe("Idle: nothing to learn right now.");
+  });
+
+  it("says why queued reviews wait", () => {
+    const busy = status({ queue: { queued: 1, running: 0 } }, { idle: false, models: [loaded("qwen3-8b", 1)] });
+    expect(activitySentence(busy)).toBe(
+      "Waiting: the managed server is busy (1 busy slot). 1 review queued; none will be lost.",
+    );
+  });
+
+  it("names running work", () => {
+    const running = status({ queue: { queued: 0, running: 1 }, jobs: { running: 2 } });
+    expect(activitySentence(running)).toBe("Learning: reviewing 1 conversation and running 2 training jobs.");
+  });
+
+  it("puts pause first", () => {
+    expect(activitySentence(status({ paused: true, queue: { queued: 0, running: 1 } }))).toMatch(/^Paused:/);
+  });
+});
+
+describe("serverSentence", () => {
+  it("lists the loaded models and busy slots", () => {
+    const server = status({}, { models: [loaded("a", 1), { id: "b", status: "unloaded", busy_slots: 0 }] }).server;
+    expect(busySlots(server)).toBe(1);
+    expect(serverSentence(server)).toBe("The managed server at http://127.0.0.1:8080/v1 is ready: 1 model loaded (a), 1 slot busy.");
+  });
+
+  it("says what to check when the server does not answer", () => {
+    expect(serverSentence(status({}, { state: "unreachable" }).server)).toMatch(/does not answer\. Check/);
+  });
+});
+
+describe("describeStatus", () => {
+  it("adds drafts, disabled reviews and deferral off after the activity and server", () => {
+    const sentences = describeStatus(
+      status({ drafts: { review_pending: 2 }, reviews_enabled: false, defer_mode: "never" }),
+    );
+    expect(sentences).toHaveLength(5);
+    expect(sentences[0]).toBe("Idle: nothing to learn right now.");
+    expect(sentences[2]).toBe("2 drafts waiting for your review in Drafts.");
+    expect(sentences[3]).toMatch(/^Reviews are turned off/);
+    expect(sentences[4]).toMatch(/^Deferral is off/);
+  });
+});

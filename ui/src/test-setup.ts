@@ -1,0 +1,2 @@
+// Vitest setup: jest-dom matchers such as `toBeInTheDocument()`.
+import "@testing-library/jest-dom/vitest";
