@@ -1,0 +1,128 @@
+//! `lull-stand-in`: runs the stand-in llama-server on its own, for demos and screenshots.
+//!
+//! CLI and glue only; the server is the library's [`lull_stand_in::StandIn`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use lull_stand_in::{ModelStatus, StandIn, StandInConfig};
+
+const USAGE: &str = "\
+usage: lull-stand-in [options]
+
+  --mode single|router     which llama-server shape to serve (default: single)
+  --model ID[:STATUS]      a model; repeat for several (router statuses: loaded, loading,
+                           unloaded, sleeping, downloading; default: loaded)
+  --port N                 port on 127.0.0.1 (default: 8080; 0 = any free port)
+  --api-key KEY            require `Authorization: Bearer KEY` on non-public endpoints
+  --pace-ms N              pause before each streamed token (default: 20)
+  --slots N                slots per model (default: 2)
+  --loading-ms N           answer 503 \"Loading model\" for N ms first (default: 0)
+  --state-file PATH        write a supervisor-style state file there; removed on exit
+  -h, --help               this text";
+
+struct Args {
+    config: StandInConfig,
+    loading: Duration,
+    state_file: Option<PathBuf>,
+}
+
+fn parse_args() -> anyhow::Result<Args> {
+    let mut mode = "single".to_owned();
+    let mut models: Vec<(String, ModelStatus)> = Vec::new();
+    let mut port = 8080u16;
+    let mut api_key = None;
+    let mut pace_ms = 20u64;
+    let mut slots = lull_stand_in::DEFAULT_SLOTS;
+    let mut loading_ms = 0u64;
+    let mut state_file = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        if flag == "-h" || flag == "--help" {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value\n\n{USAGE}"))?;
+        match flag.as_str() {
+            "--mode" => mode = value,
+            "--model" => {
+                let (id, status) = match value.split_once(':') {
+                    Some((id, status)) => {
+                        let status = ModelStatus::parse(status)
+                            .with_context(|| format!("unknown model status '{status}'"))?;
+                        (id.to_owned(), status)
+                    }
+                    None => (value, ModelStatus::Loaded),
+                };
+                models.push((id, status));
+            }
+            "--port" => port = value.parse().context("--port needs a number")?,
+            "--api-key" => api_key = Some(value),
+            "--pace-ms" => pace_ms = value.parse().context("--pace-ms needs a number")?,
+            "--slots" => slots = value.parse().context("--slots needs a number")?,
+            "--loading-ms" => loading_ms = value.parse().context("--loading-ms needs a number")?,
+            "--state-file" => state_file = Some(PathBuf::from(value)),
+            other => bail!("unknown option '{other}'\n\n{USAGE}"),
+        }
+    }
+    if models.is_empty() {
+        models.push(("stand-in-model".to_owned(), ModelStatus::Loaded));
+    }
+    let mut config = match mode.as_str() {
+        "single" => StandInConfig::single(models[0].0.clone()),
+        "router" => StandInConfig::router(models),
+        other => bail!("--mode must be single or router, not '{other}'"),
+    };
+    config = config
+        .with_port(port)
+        .with_pace(Duration::from_millis(pace_ms))
+        .with_slots(slots);
+    if let Some(key) = api_key {
+        config = config.with_api_key(key);
+    }
+    if loading_ms > 0 {
+        config = config.loading();
+    }
+    Ok(Args {
+        config,
+        loading: Duration::from_millis(loading_ms),
+        state_file,
+    })
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(err) = run().await {
+        eprintln!("lull-stand-in: {err:#}");
+        std::process::exit(2);
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
+    let args = parse_args()?;
+    let server = StandIn::start(args.config).await?;
+    println!("stand-in llama-server listening, base_url {}", server.base_url());
+    if let Some(path) = &args.state_file {
+        server
+            .write_state_file(path, std::process::id())
+            .with_context(|| format!("writing the state file {}", path.display()))?;
+        println!("state file written to {}", path.display());
+    }
+    if !args.loading.is_zero() {
+        tokio::time::sleep(args.loading).await;
+        server.set_ready(true);
+        println!("model loaded; /health now answers 200");
+    }
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for ctrl-c")?;
+    if let Some(path) = &args.state_file {
+        // The supervisor deletes the state file when the server stops; so do we.
+        let _ = std::fs::remove_file(path);
+    }
+    server.stop().await;
+    Ok(())
+}
