@@ -1,0 +1,449 @@
+//! Behaviour of the stand-in llama-server, checked over real HTTP the way Lull will talk to it.
+//!
+//! Table of contents: readiness and health · listings and slots · auth · completions (streamed,
+//! non-streamed, scripted, stream drops) · router mode (statuses, loads, no wake) · faults ·
+//! counters · embeddings · state file.
+
+use std::time::{Duration, Instant};
+
+use lull_stand_in::{Endpoint, Fault, ModelStatus, StandIn, StandInConfig};
+use serde_json::{json, Value};
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+async fn get(server: &StandIn, path: &str) -> (u16, String) {
+    let response = client()
+        .get(format!("{}{}", server.origin(), path))
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+async fn get_json(server: &StandIn, path: &str) -> (u16, Value) {
+    let (status, text) = get(server, path).await;
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn chat_body(model: &str, stream: bool) -> Value {
+    json!({"model": model, "stream": stream, "messages": [{"role": "user", "content": "hello there"}]})
+}
+
+/// Reads SSE `data:` payloads from a streamed response until `limit` events or the end.
+async fn read_events(response: &mut reqwest::Response, limit: usize) -> Vec<String> {
+    let mut buffer = String::new();
+    let mut events = Vec::new();
+    while events.len() < limit {
+        let Some(chunk) = response.chunk().await.unwrap() else {
+            break;
+        };
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if let Some(data) = event.trim().strip_prefix("data: ") {
+                events.push(data.to_owned());
+            }
+        }
+    }
+    events
+}
+
+// ---- readiness and health ----
+
+#[tokio::test]
+async fn loading_server_answers_503_everywhere_then_ok() {
+    let server = StandIn::start(StandInConfig::single("m").loading()).await.unwrap();
+    for path in ["/health", "/v1/health", "/v1/models", "/slots"] {
+        let (status, body) = get_json(&server, path).await;
+        assert_eq!(status, 503, "{path}");
+        assert_eq!(
+            body,
+            json!({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+        );
+    }
+    server.set_ready(true);
+    assert_eq!(get_json(&server, "/health").await, (200, json!({"status": "ok"})));
+    assert_eq!(get_json(&server, "/v1/health").await, (200, json!({"status": "ok"})));
+}
+
+// ---- listings and slots ----
+
+#[tokio::test]
+async fn single_mode_lists_its_model_and_slots() {
+    let server = StandIn::start(StandInConfig::single("tiny").with_slots(3)).await.unwrap();
+    for path in ["/v1/models", "/models"] {
+        let (status, body) = get_json(&server, path).await;
+        assert_eq!(status, 200);
+        assert_eq!(body["data"][0]["id"], "tiny");
+        assert!(body["data"][0].get("status").is_none(), "single mode has no status");
+    }
+    let (_, slots) = get_json(&server, "/slots").await;
+    let slots = slots.as_array().unwrap();
+    assert_eq!(slots.len(), 3);
+    assert!(slots.iter().all(|slot| slot["is_processing"] == false));
+    assert_eq!(slots[2]["id"], 2);
+
+    server.set_busy("tiny", 1, true);
+    let (_, slots) = get_json(&server, "/slots").await;
+    assert_eq!(slots[1]["is_processing"], true);
+    assert_eq!(server.busy_slots("tiny"), 1);
+    server.set_busy("tiny", 1, false);
+    assert_eq!(server.busy_slots("tiny"), 0);
+}
+
+// ---- auth ----
+
+#[tokio::test]
+async fn bearer_key_guards_everything_but_public_endpoints() {
+    let server = StandIn::start(StandInConfig::single("m").with_api_key("sekrit")).await.unwrap();
+    for path in ["/health", "/v1/health", "/models", "/v1/models"] {
+        assert_eq!(get(&server, path).await.0, 200, "{path} is public");
+    }
+    let refused = json!({"error": {"code": 401, "message": "Invalid API Key", "type": "authentication_error"}});
+    assert_eq!(get_json(&server, "/slots").await, (401, refused.clone()));
+
+    let url = format!("{}/slots", server.origin());
+    let wrong = client().get(&url).bearer_auth("nope").send().await.unwrap();
+    assert_eq!(wrong.status().as_u16(), 401);
+    let right = client().get(&url).bearer_auth("sekrit").send().await.unwrap();
+    assert_eq!(right.status().as_u16(), 200);
+    let anthropic_style = client().get(&url).header("x-api-key", "sekrit").send().await.unwrap();
+    assert_eq!(anthropic_style.status().as_u16(), 200);
+
+    let chat = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&chat_body("m", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chat.status().as_u16(), 401);
+    assert_eq!(chat.json::<Value>().await.unwrap(), refused);
+}
+
+// ---- completions ----
+
+#[tokio::test]
+async fn streamed_completion_sends_tokens_usage_and_done() {
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::from_millis(5)))
+        .await
+        .unwrap();
+    server.push_reply("m", "one two three four");
+    let mut response = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&chat_body("m", true))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let events = read_events(&mut response, usize::MAX).await;
+    assert_eq!(events.last().unwrap(), "[DONE]");
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|event| serde_json::from_str(event).unwrap())
+        .collect();
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    let content: String = chunks
+        .iter()
+        .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "one two three four");
+    assert_eq!(chunks.len(), 1 + 4 + 1, "role, one chunk per token, final");
+    let last = chunks.last().unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "stop");
+    assert_eq!(last["usage"]["completion_tokens"], 4);
+    assert!(last["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+    assert!(server.stream_drops().is_empty(), "a finished stream is not a drop");
+    assert_eq!(server.busy_slots("m"), 0);
+}
+
+#[tokio::test]
+async fn non_streamed_completion_carries_scripted_broken_json_verbatim() {
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::ZERO)).await.unwrap();
+    let broken = "{\"candidates\": [{\"skill\": \"x\",";
+    server.push_reply("m", broken);
+    let body: Value = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&chat_body("m", false))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["object"], "chat.completion");
+    assert_eq!(body["choices"][0]["message"]["content"], broken);
+    assert!(body["usage"]["total_tokens"].as_u64().unwrap() > 0);
+    // The queue is consumed: the next completion gets the default reply.
+    let next: Value = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&chat_body("m", false))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(next["choices"][0]["message"]["content"], lull_stand_in::DEFAULT_REPLY);
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test]
+async fn max_tokens_truncates_with_finish_reason_length() {
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::ZERO)).await.unwrap();
+    server.push_reply("m", "a b c d");
+    let mut body = chat_body("m", false);
+    body["max_tokens"] = json!(2);
+    let answer: Value = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "a b");
+    assert_eq!(answer["choices"][0]["finish_reason"], "length");
+}
+
+#[tokio::test]
+async fn streaming_holds_a_slot_and_a_dropped_stream_frees_it_within_500ms() {
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::from_millis(50)))
+        .await
+        .unwrap();
+    server.push_reply("m", "word ".repeat(200));
+    let mut response = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&chat_body("m", true))
+        .send()
+        .await
+        .unwrap();
+    let first = read_events(&mut response, 2).await;
+    assert_eq!(first.len(), 2);
+    let (_, slots) = get_json(&server, "/slots").await;
+    let busy = slots.as_array().unwrap().iter().filter(|s| s["is_processing"] == true).count();
+    assert_eq!(busy, 1, "the streaming completion holds one slot");
+
+    let dropped_at = Instant::now();
+    drop(response);
+    while server.busy_slots("m") > 0 {
+        assert!(dropped_at.elapsed() < Duration::from_millis(500), "slot still busy");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let drops = server.stream_drops();
+    assert_eq!(drops.len(), 1);
+    assert!(drops[0].at.duration_since(dropped_at) < Duration::from_millis(500));
+    assert!(drops[0].tokens_sent >= 1);
+    assert_eq!(drops[0].model, "m");
+}
+
+// ---- router mode ----
+
+fn router_config() -> StandInConfig {
+    StandInConfig::router([
+        ("hot", ModelStatus::Loaded),
+        ("cold", ModelStatus::Unloaded),
+        ("nap", ModelStatus::Sleeping),
+        ("fetch", ModelStatus::Downloading),
+        ("warm", ModelStatus::Loading),
+    ])
+    .with_load_time(Duration::from_millis(30))
+    .with_pace(Duration::ZERO)
+}
+
+#[tokio::test]
+async fn router_lists_every_status_on_both_model_paths() {
+    let server = StandIn::start(router_config()).await.unwrap();
+    for path in ["/models", "/v1/models"] {
+        let (status, body) = get_json(&server, path).await;
+        assert_eq!(status, 200);
+        let statuses: Vec<(String, String)> = body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["id"].as_str().unwrap().to_owned(), m["status"]["value"].as_str().unwrap().to_owned()))
+            .collect();
+        assert_eq!(
+            statuses,
+            [("hot", "loaded"), ("cold", "unloaded"), ("nap", "sleeping"), ("fetch", "downloading"), ("warm", "loading")]
+                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        );
+    }
+    server.set_model_status("cold", ModelStatus::Loaded);
+    let (_, body) = get_json(&server, "/models").await;
+    assert_eq!(body["data"][1]["status"]["value"], "loaded");
+}
+
+#[tokio::test]
+async fn router_slots_need_a_model_and_never_wake_without_autoload() {
+    let server = StandIn::start(router_config()).await.unwrap();
+    let (status, body) = get_json(&server, "/slots").await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["message"], "model name is missing from the request");
+
+    server.set_busy("hot", 0, true);
+    let (status, slots) = get_json(&server, "/slots?model=hot").await;
+    assert_eq!(status, 200);
+    assert_eq!(slots[0]["is_processing"], true);
+
+    let (status, slots) = get_json(&server, "/slots?model=nap").await;
+    assert_eq!(status, 200, "a sleeping model answers /slots");
+    assert!(slots.as_array().unwrap().iter().all(|s| s["is_processing"] == false));
+    let (status, body) = get_json(&server, "/slots?model=cold&autoload=false").await;
+    assert_eq!((status, body["error"]["message"].as_str()), (400, Some("model is not loaded")));
+    let (status, _) = get_json(&server, "/slots?model=warm&autoload=false").await;
+    assert_eq!(status, 503);
+    assert!(server.loads().is_empty(), "{:?}", server.loads());
+    assert_eq!(server.model_status("nap"), Some(ModelStatus::Sleeping));
+    assert_eq!(server.model_status("cold"), Some(ModelStatus::Unloaded));
+
+    // Without autoload=false, like the real router, /slots?model= loads the model.
+    let (status, _) = get_json(&server, "/slots?model=cold").await;
+    assert_eq!(status, 200);
+    let loads = server.loads();
+    assert_eq!(loads.len(), 1);
+    assert_eq!((loads[0].model.as_str(), loads[0].from, loads[0].cause), ("cold", ModelStatus::Unloaded, Endpoint::Slots));
+}
+
+#[tokio::test]
+async fn router_completion_naming_an_unloaded_model_loads_it() {
+    let server = StandIn::start(router_config()).await.unwrap();
+    let url = format!("{}/chat/completions", server.base_url());
+    let answer = client().post(&url).json(&chat_body("hot", false)).send().await.unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    assert!(server.loads().is_empty(), "a loaded model needs no load");
+
+    let answer = client().post(&url).json(&chat_body("nap", false)).send().await.unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    let loads = server.loads();
+    assert_eq!(loads.len(), 1);
+    assert_eq!((loads[0].model.as_str(), loads[0].from), ("nap", ModelStatus::Sleeping));
+    assert_eq!(server.model_status("nap"), Some(ModelStatus::Loaded));
+
+    let unknown = client().post(&url).json(&chat_body("nope", false)).send().await.unwrap();
+    assert_eq!(unknown.status().as_u16(), 400);
+    let missing = client().post(&url).json(&json!({"messages": []})).send().await.unwrap();
+    assert_eq!(missing.status().as_u16(), 400);
+    let not_allowed = client()
+        .post(format!("{url}?autoload=false"))
+        .json(&chat_body("cold", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_allowed.status().as_u16(), 400);
+    assert_eq!(server.loads().len(), 1);
+}
+
+// ---- faults ----
+
+#[tokio::test]
+async fn injected_faults_500_garbage_hang_and_slow() {
+    let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
+    server.inject_fault(Endpoint::Health, Fault::Status500);
+    let (status, body) = get_json(&server, "/health").await;
+    assert_eq!(status, 500);
+    assert_eq!(body["error"]["type"], "server_error");
+
+    server.inject_fault(Endpoint::Models, Fault::Garbage);
+    let (status, text) = get(&server, "/v1/models").await;
+    assert_eq!(status, 200);
+    assert!(serde_json::from_str::<Value>(&text).is_err(), "garbage must not parse: {text}");
+
+    server.inject_fault(Endpoint::Slots, Fault::Hang);
+    let hung = client()
+        .get(format!("{}/slots", server.origin()))
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(hung.unwrap_err().is_timeout());
+
+    server.clear_faults();
+    server.inject_fault(Endpoint::Health, Fault::Slow(Duration::from_millis(250)));
+    let started = Instant::now();
+    assert_eq!(get(&server, "/health").await.0, 200);
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    server.clear_fault(Endpoint::Health);
+    assert_eq!(get(&server, "/health").await.0, 200);
+    assert_eq!(get(&server, "/v1/models").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_hanging_request_ends_when_the_stand_in_stops() {
+    let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
+    server.inject_fault(Endpoint::Health, Fault::Hang);
+    let url = format!("{}/health", server.origin());
+    let pending = tokio::spawn(async move { client().get(url).send().await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::timeout(Duration::from_secs(3), server.stop()).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(3), pending).await.unwrap().unwrap();
+    assert!(outcome.map(|r| r.status().as_u16()).unwrap_or(0) != 200);
+}
+
+// ---- counters ----
+
+#[tokio::test]
+async fn counters_count_per_endpoint_and_reset() {
+    let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
+    assert_eq!(server.total_requests(), 0);
+    get(&server, "/health").await;
+    get(&server, "/v1/health").await;
+    get(&server, "/slots").await;
+    get(&server, "/nowhere").await;
+    assert_eq!(server.requests(Endpoint::Health), 2);
+    assert_eq!(server.requests(Endpoint::Slots), 1);
+    assert_eq!(server.requests(Endpoint::Other), 1);
+    assert_eq!(server.total_requests(), 4);
+    let log = server.request_log();
+    assert_eq!(log[1].path, "/v1/health");
+    server.reset_counters();
+    assert_eq!(server.total_requests(), 0);
+    assert!(server.request_log().is_empty());
+}
+
+// ---- embeddings ----
+
+#[tokio::test]
+async fn embeddings_are_deterministic_with_the_configured_dimension() {
+    let server = StandIn::start(StandInConfig::single("m").with_embedding_dim(12)).await.unwrap();
+    let url = format!("{}/embeddings", server.base_url());
+    let request = json!({"model": "m", "input": ["route me", "route me", "something else"]});
+    let body: Value = client().post(&url).json(&request).send().await.unwrap().json().await.unwrap();
+    let vectors: Vec<Vec<f64>> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| serde_json::from_value(item["embedding"].clone()).unwrap())
+        .collect();
+    assert_eq!(vectors.len(), 3);
+    assert_eq!(vectors[0].len(), 12);
+    assert_eq!(vectors[0], vectors[1]);
+    assert_ne!(vectors[0], vectors[2]);
+
+    let off = StandIn::start(StandInConfig::single("m").without_embeddings()).await.unwrap();
+    let refused = client()
+        .post(format!("{}/embeddings", off.base_url()))
+        .json(&json!({"input": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 501);
+}
+
+// ---- state file ----
+
+#[tokio::test]
+async fn state_file_looks_like_the_supervisors() {
+    let server = StandIn::start(StandInConfig::single("m").with_api_key("k")).await.unwrap();
+    let dir = std::env::temp_dir().join(format!("lull-stand-in-{}", std::process::id()));
+    let path = dir.join("nested/server.json");
+    server.write_state_file(&path, 4242).unwrap();
+    let record: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(record["base_url"], server.base_url());
+    assert!(record["base_url"].as_str().unwrap().ends_with("/v1"));
+    assert_eq!(record["api_key"], "k");
+    assert_eq!(record["pid"], 4242);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
