@@ -1,0 +1,95 @@
+//! The one error shape of the API: `{"error":{"code":"snake_case","message":"…"}}`.
+
+use axum::extract::rejection::JsonRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::engine::EngineError;
+use crate::store::StoreError;
+
+/// An error on its way to the client.
+#[derive(Debug)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Machine-readable code, `snake_case`.
+    pub code: &'static str,
+    /// What happened and, where it helps, what to do.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with the given status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(err: EngineError) -> ApiError {
+        let message = err.to_string();
+        match err {
+            EngineError::Invalid(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message)
+            }
+            EngineError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
+            EngineError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", message),
+            EngineError::Store(StoreError::Closed) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", message)
+            }
+            EngineError::Store(_) | EngineError::Startup(_) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+            }
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> ApiError {
+        let message = rejection.body_text();
+        match rejection {
+            JsonRejection::JsonSyntaxError(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", message)
+            }
+            JsonRejection::JsonDataError(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
+            }
+            JsonRejection::MissingJsonContentType(_) => ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with `Content-Type: application/json`",
+            ),
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => body_too_large(),
+            other => ApiError::new(other.status(), "bad_request", message),
+        }
+    }
+}
+
+/// The 413 answer, shared by the up-front length check and the extractor.
+pub fn body_too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!(
+            "request body is larger than {} bytes",
+            super::MAX_BODY_BYTES
+        ),
+    )
+}
+
+/// A JSON body extractor whose failures use the API's error shape.
+#[derive(axum::extract::FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct ApiJson<T>(pub T);

@@ -1,0 +1,179 @@
+//! The agent-facing local API (DESIGN §4): a thin axum adapter over [`Engine`] operations.
+//!
+//! [`app`] builds the router without a socket, so tests drive it with `oneshot`; [`serve`] binds
+//! it to loopback, writes `api.json`, and removes it again on a clean shutdown. Handlers only
+//! extract, call the engine and map the result; guards live in [`guard`], the error shape in
+//! [`error`].
+
+mod error;
+mod files;
+mod guard;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{middleware, Json, Router};
+use futures_util::{Stream, StreamExt};
+use serde_json::json;
+use tokio_stream::wrappers::BroadcastStream;
+
+pub use error::{ApiError, ApiJson};
+pub use files::{load_or_create_token, ApiDiscovery};
+pub use guard::Guard;
+
+use crate::engine::{Engine, VERSION};
+use crate::events::EngineEvent;
+use crate::settings::{Settings, SettingsPatch};
+
+/// Largest request body accepted. Review transcripts are the big ones; 4 MiB holds hours of chat.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct ApiState {
+    /// The engine the API adapts.
+    pub engine: Engine,
+}
+
+/// The API's router: guards, routes, and JSON 404/405 answers.
+pub fn app(engine: Engine, guard: Guard) -> Router {
+    let protected = Router::new()
+        .route("/v1/status", get(status))
+        .route("/v1/settings", get(get_settings).patch(patch_settings))
+        .route("/v1/events", get(events))
+        .route_layer(middleware::from_fn_with_state(
+            guard.clone(),
+            guard::require_token,
+        ));
+    Router::new()
+        .route("/v1/health", get(health))
+        .merge(protected)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            guard,
+            guard::check_host_origin_length,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(ApiState { engine })
+}
+
+/// Binds the configured loopback address, serves until `shutdown` completes, then cleans up.
+///
+/// `api.json` is written once the socket is bound and removed after the last connection closes.
+pub async fn serve(
+    engine: Engine,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let listen = &engine.config().api.listen;
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("api.listen `{listen}` is not an address like 127.0.0.1:7707"))?;
+    anyhow::ensure!(
+        addr.ip().is_loopback(),
+        "api.listen `{listen}` is not a loopback address; Lull's API only listens on loopback"
+    );
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+        format!(
+            "cannot listen on {addr}; is another Lull running? (`lull status`), or set api.listen"
+        )
+    })?;
+    let bound = listener.local_addr()?;
+    let paths = engine.paths().clone();
+    let token = load_or_create_token(&paths.api_token()).with_context(|| {
+        format!(
+            "cannot read or create the API token {}",
+            paths.api_token().display()
+        )
+    })?;
+    let guard = Guard {
+        token: Arc::from(token),
+        allowed_hosts: Guard::hosts_for(bound).into(),
+    };
+    let discovery = ApiDiscovery {
+        base_url: format!("http://{bound}"),
+        pid: std::process::id(),
+    };
+    discovery
+        .write(&paths.api_json())
+        .with_context(|| format!("cannot write {}", paths.api_json().display()))?;
+    tracing::info!(address = %bound, "local API listening");
+
+    let events = engine.events().clone();
+    let result = axum::serve(listener, app(engine, guard))
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Ends open event streams, which would otherwise hold the graceful shutdown forever.
+            events.emit(EngineEvent::EngineStopping);
+        })
+        .await;
+    ApiDiscovery::remove_if_ours(&paths.api_json());
+    result.context("the local API stopped with an error")
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok", "version": VERSION }))
+}
+
+async fn status(State(state): State<ApiState>) -> impl IntoResponse {
+    Json(state.engine.status().await)
+}
+
+async fn get_settings(State(state): State<ApiState>) -> Json<Settings> {
+    Json(state.engine.settings())
+}
+
+async fn patch_settings(
+    State(state): State<ApiState>,
+    ApiJson(patch): ApiJson<SettingsPatch>,
+) -> Result<Json<Settings>, ApiError> {
+    Ok(Json(state.engine.update_settings(patch).await?))
+}
+
+/// One SSE message per engine event; the stream ends after `engine_stopping`.
+async fn events(
+    State(state): State<ApiState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stream =
+        BroadcastStream::new(state.engine.events().subscribe()).scan(false, |stopped, received| {
+            if *stopped {
+                return futures_util::future::ready(None);
+            }
+            let event = match received {
+                Ok(event) => {
+                    *stopped = event == EngineEvent::EngineStopping;
+                    Event::default()
+                        .json_data(&event)
+                        .expect("events serialise")
+                }
+                Err(lagged) => Event::default().event("lagged").data(lagged.to_string()),
+            };
+            futures_util::future::ready(Some(Ok(event)))
+        });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such route; see the API table in the README",
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method",
+    )
+}

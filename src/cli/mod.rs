@@ -1,0 +1,214 @@
+//! The `lull` command line: `serve` runs the headless engine, every other command talks to a
+//! running engine through its local API, exactly as an agent would.
+
+mod client;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use reqwest::Method;
+use serde_json::{json, Map, Value};
+
+use client::EngineClient;
+use lull::{Config, Engine, Paths};
+
+/// Lull: learn from your agent's conversations in the lulls of your local llama-server.
+#[derive(Parser)]
+#[command(name = "lull", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    locations: Locations,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where to find the configuration and the data.
+#[derive(Args)]
+struct Locations {
+    /// Configuration file [default: $XDG_CONFIG_HOME/lull/config.toml]
+    #[arg(long, global = true, env = "LULL_CONFIG")]
+    config: Option<PathBuf>,
+    /// Data directory [default: $XDG_DATA_HOME/lull]
+    #[arg(long, global = true, env = "LULL_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the engine and its local API in the foreground (the headless daemon).
+    Serve,
+    /// Show what the running engine is doing.
+    Status(OutputFormat),
+    /// Show the run-time settings, or change them: `lull settings set paused=true`.
+    Settings {
+        #[command(flatten)]
+        format: OutputFormat,
+        #[command(subcommand)]
+        action: Option<SettingsAction>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SettingsAction {
+    /// Change settings, each given as key=value (defer_mode=auto|never, paused=…, reviews_enabled=…).
+    Set {
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        assignments: Vec<String>,
+    },
+}
+
+#[derive(Args)]
+struct OutputFormat {
+    /// Print the engine's JSON answer instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Cli {
+    /// Runs the chosen command.
+    pub async fn run(self) -> anyhow::Result<()> {
+        let paths = Paths::resolve(self.locations.data_dir, self.locations.config)?;
+        match self.command {
+            Command::Serve => serve(paths).await,
+            Command::Status(format) => {
+                let status = EngineClient::connect(&paths)?
+                    .request(Method::GET, "/v1/status", None)
+                    .await?;
+                print_value(&status, format.json, render_status);
+                Ok(())
+            }
+            Command::Settings { format, action } => {
+                let client = EngineClient::connect(&paths)?;
+                let settings = match action {
+                    None => client.request(Method::GET, "/v1/settings", None).await?,
+                    Some(SettingsAction::Set { assignments }) => {
+                        let patch = parse_assignments(&assignments)?;
+                        client
+                            .request(Method::PATCH, "/v1/settings", Some(&patch))
+                            .await?
+                    }
+                };
+                print_value(&settings, format.json, render_settings);
+                Ok(())
+            }
+        }
+    }
+}
+
+async fn serve(paths: Paths) -> anyhow::Result<()> {
+    let _log_guard = lull::logging::init(Some(&paths.logs_dir()))?;
+    let config = Config::load(&paths.config_file, std::env::vars())?;
+    let engine = Engine::open(config, paths).await?;
+    tracing::info!(data_dir = %engine.paths().data_dir.display(), "engine started");
+    lull::api::serve(engine.clone(), shutdown_signal()).await?;
+    engine.shutdown().await;
+    tracing::info!("engine stopped");
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!("shutting down");
+}
+
+/// `["paused=true", "defer_mode=never"]` → `{"paused":true,"defer_mode":"never"}`.
+fn parse_assignments(assignments: &[String]) -> anyhow::Result<Value> {
+    let mut patch = Map::new();
+    for assignment in assignments {
+        let (key, raw) = assignment
+            .split_once('=')
+            .with_context(|| format!("`{assignment}` is not KEY=VALUE, e.g. paused=true"))?;
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| json!(raw));
+        patch.insert(key.trim().to_string(), value);
+    }
+    Ok(Value::Object(patch))
+}
+
+fn print_value(value: &Value, as_json: bool, render: fn(&Value) -> String) {
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(value).expect("JSON prints")
+        );
+    } else {
+        print!("{}", render(value));
+    }
+}
+
+fn render_settings(settings: &Value) -> String {
+    format!(
+        "defer mode:       {}\npaused:           {}\nreviews enabled:  {}\n",
+        settings["defer_mode"].as_str().unwrap_or("?"),
+        yes_no(&settings["paused"]),
+        yes_no(&settings["reviews_enabled"]),
+    )
+}
+
+fn render_status(status: &Value) -> String {
+    let server = &status["server"];
+    let mut text = format!(
+        "Lull {}\nlearning:         {}\ndefer mode:       {}\nmanaged server:   {}{}\n",
+        status["version"].as_str().unwrap_or("?"),
+        if status["paused"] == json!(true) {
+            "paused"
+        } else {
+            "on"
+        },
+        status["defer_mode"].as_str().unwrap_or("?"),
+        server["state"].as_str().unwrap_or("?"),
+        server["base_url"]
+            .as_str()
+            .map(|url| format!(" at {url}"))
+            .unwrap_or_default(),
+    );
+    for model in server["models"].as_array().into_iter().flatten() {
+        text += &format!(
+            "  model {} ({}), {} busy slot(s)\n",
+            model["id"].as_str().unwrap_or("?"),
+            model["status"].as_str().unwrap_or("?"),
+            model["busy_slots"]
+        );
+    }
+    text += &format!(
+        "reviews:          {} queued, {} running\ndrafts:           {} waiting for review\njobs:             {} running\n",
+        status["queue"]["queued"], status["queue"]["running"], status["drafts"]["review_pending"], status["jobs"]["running"],
+    );
+    text
+}
+
+fn yes_no(value: &Value) -> &'static str {
+    if value == &json!(true) {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments_become_a_typed_patch() {
+        let patch = parse_assignments(&["paused=true".into(), "defer_mode=never".into()]).unwrap();
+        assert_eq!(patch, json!({"paused": true, "defer_mode": "never"}));
+        assert!(parse_assignments(&["paused".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("KEY=VALUE"));
+    }
+}

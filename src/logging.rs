@@ -1,0 +1,45 @@
+//! Logs: `tracing` to stderr and to a daily-rolling file in the data directory.
+//!
+//! Filtering follows `RUST_LOG` (for example `RUST_LOG=lull=debug`), defaulting to `info`.
+
+use std::path::Path;
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{fmt, EnvFilter};
+
+/// Log files kept before the oldest is deleted.
+const LOG_FILES_KEPT: usize = 7;
+
+/// Installs the global subscriber. Keep the returned guard alive: dropping it flushes the file.
+///
+/// With `logs_dir = None` (short CLI commands) only warnings go to stderr.
+pub fn init(logs_dir: Option<&Path>) -> anyhow::Result<Option<WorkerGuard>> {
+    let default_level = if logs_dir.is_some() { "info" } else { "warn" };
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    let stderr = fmt::layer().with_writer(std::io::stderr).with_target(false);
+    let Some(logs_dir) = logs_dir else {
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(stderr)
+            .try_init()?;
+        return Ok(None);
+    };
+    std::fs::create_dir_all(logs_dir)?;
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("lull")
+        .filename_suffix("log")
+        .max_log_files(LOG_FILES_KEPT)
+        .build(logs_dir)?;
+    let (file_writer, guard) = tracing_appender::non_blocking(appender);
+    let file = fmt::layer().with_writer(file_writer).with_ansi(false);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr)
+        .with(file)
+        .try_init()?;
+    Ok(Some(guard))
+}

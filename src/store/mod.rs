@@ -1,0 +1,122 @@
+//! The one SQLite database, behind a single writer thread.
+//!
+//! [`Store`] owns a `rusqlite::Connection` on a dedicated OS thread and runs closures sent to it
+//! one at a time, in order. That gives the whole engine one writer (no `SQLITE_BUSY` between our
+//! own tasks), keeps blocking I/O off the async runtime, and lets shutdown wait for work already
+//! sent: [`Store::close`] returns once every queued closure has run.
+//!
+//! The schema is a list of numbered migrations embedded in the binary ([`migrations`]). A
+//! database written by a newer Lull (a higher schema version than this build knows) is refused
+//! rather than guessed at.
+
+mod migrations;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+pub use migrations::SCHEMA_VERSION;
+
+/// What can go wrong when talking to the database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The database comes from a newer Lull.
+    #[error(
+        "database {path} has schema version {found}, but this Lull knows versions up to {known}: \
+         it was written by a newer Lull; upgrade Lull, or start with another --data-dir"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
+    /// A migration failed.
+    #[error("cannot migrate database {path}: {message}")]
+    Migration { path: PathBuf, message: String },
+    /// The writer thread is gone (the store was closed).
+    #[error("the database is closed (the engine is shutting down)")]
+    Closed,
+    /// A stored value does not decode.
+    #[error("stored value for {what} is unreadable: {message}")]
+    Corrupt { what: String, message: String },
+}
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// A handle on the database; cheap to clone, all clones share the writer thread.
+#[derive(Clone)]
+pub struct Store {
+    sender: mpsc::UnboundedSender<Job>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, in WAL mode, migrated to the latest schema.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let mut connection = Connection::open(path)?;
+        connection.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+             PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+        )?;
+        migrations::apply(&mut connection, path)?;
+        Ok(Store::spawn_writer(connection))
+    }
+
+    /// An in-memory database, for tests and simulations.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let mut connection = Connection::open_in_memory()?;
+        connection.execute_batch("PRAGMA foreign_keys = ON;")?;
+        migrations::apply(&mut connection, Path::new(":memory:"))?;
+        Ok(Store::spawn_writer(connection))
+    }
+
+    fn spawn_writer(mut connection: Connection) -> Store {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<Job>();
+        std::thread::Builder::new()
+            .name("lull-store".into())
+            .spawn(move || {
+                // Blocks without spinning while idle; ends when every sender is gone or on close.
+                while let Some(job) = receiver.blocking_recv() {
+                    job(&mut connection);
+                }
+            })
+            .expect("spawning the database thread");
+        Store { sender }
+    }
+
+    /// Runs `work` on the writer thread and returns its result.
+    ///
+    /// Keep closures short: every other database user waits behind them.
+    pub async fn call<R, F>(&self, work: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job: Job = Box::new(move |connection| {
+            let _ = reply.send(work(connection));
+        });
+        self.sender.send(job).map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Waits for all work already sent to finish (the queue is first-in, first-out).
+    ///
+    /// Called on shutdown so in-flight writes land before the process exits.
+    pub async fn flush(&self) {
+        let _ = self
+            .call(|connection| Ok(connection.execute_batch("PRAGMA optimize;")?))
+            .await;
+    }
+}
+
+/// Milliseconds since the Unix epoch, the timestamp unit of every table.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
