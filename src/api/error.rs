@@ -1,6 +1,8 @@
 //! The one error shape of the API: `{"error":{"code":"snake_case","message":"…"}}`.
 
 use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Request};
+use serde::de::DeserializeOwned;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -90,6 +92,25 @@ pub fn body_too_large() -> ApiError {
 }
 
 /// A JSON body extractor whose failures use the API's error shape.
-#[derive(axum::extract::FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+///
+/// The body is first read as any JSON value (failure: 400 `malformed_json`), then shaped into `T`
+/// (failure: 422 `invalid_body`, naming the offending field). Doing it in two steps keeps the
+/// split exact: serde_json reports some type mismatches, such as a number where an enum's name
+/// belongs, as syntax errors.
 pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(request, state).await?;
+        serde_path_to_error::deserialize(value).map(ApiJson).map_err(|err| {
+            let field = err.path().to_string();
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", format!("field `{field}`: {}", err.into_inner()))
+        })
+    }
+}
