@@ -1,0 +1,39 @@
+# The two commands of the README: `make run` and `make test`. Both install what is missing first.
+SHELL := /bin/bash
+CARGO ?= cargo
+
+.PHONY: run test bench deps ui test-rust test-ui lint screenshot
+
+deps:
+	@bash scripts/bootstrap.sh
+
+ui: deps
+	npm --prefix ui run build
+
+## Starts the tray app; with no display, the headless engine (`lull serve`).
+run: ui
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		$(CARGO) run --release -p lull-desktop; \
+	else \
+		echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset): starting the headless engine, lull serve"; \
+		$(CARGO) run --release -p lull -- serve; \
+	fi
+
+## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI tests.
+test: ui lint test-rust test-ui
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	npm --prefix ui run check
+	npm --prefix ui run lint
+
+test-rust:
+	$(CARGO) nextest run --workspace --no-fail-fast
+
+test-ui:
+	npm --prefix ui test
+
+## Benchmarks; figures land in bench/results/latest.json and the README's table.
+bench: deps
+	$(CARGO) bench --bench routing
