@@ -26,13 +26,25 @@ struct Harness {
 impl Harness {
     async fn new() -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let paths = Paths { data_dir: dir.path().join("data"), config_file: dir.path().join("config.toml") };
-        let engine = Engine::open(Config::default(), paths.clone()).await.unwrap();
-        Harness { _dir: dir, engine, paths }
+        let paths = Paths {
+            data_dir: dir.path().join("data"),
+            config_file: dir.path().join("config.toml"),
+        };
+        let engine = Engine::open(Config::default(), paths.clone())
+            .await
+            .unwrap();
+        Harness {
+            _dir: dir,
+            engine,
+            paths,
+        }
     }
 
     fn router(&self) -> axum::Router {
-        let guard = Guard { token: Arc::from(TOKEN), allowed_hosts: Guard::hosts_for(HOST.parse().unwrap()).into() };
+        let guard = Guard {
+            token: Arc::from(TOKEN),
+            allowed_hosts: Guard::hosts_for(HOST.parse().unwrap()).into(),
+        };
         app(self.engine.clone(), guard)
     }
 
@@ -40,12 +52,17 @@ impl Harness {
         let response = self.router().oneshot(request).await.unwrap();
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        let value = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap() };
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap()
+        };
         (status, value)
     }
 
     async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut builder = request(method, path).header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+        let mut builder =
+            request(method, path).header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
         let body = match body {
             Some(value) => {
                 builder = builder.header(header::CONTENT_TYPE, "application/json");
@@ -58,17 +75,24 @@ impl Harness {
 }
 
 fn request(method: &str, path: &str) -> axum::http::request::Builder {
-    Request::builder().method(method).uri(path).header(header::HOST, HOST)
+    Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, HOST)
 }
 
 fn error_code(body: &Value) -> &str {
-    body["error"]["code"].as_str().unwrap_or_else(|| panic!("not the error shape: {body}"))
+    body["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not the error shape: {body}"))
 }
 
 #[tokio::test]
 async fn health_needs_no_token() {
     let harness = Harness::new().await;
-    let (status, body) = harness.send(request("GET", "/v1/health").body(Body::empty()).unwrap()).await;
+    let (status, body) = harness
+        .send(request("GET", "/v1/health").body(Body::empty()).unwrap())
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["status"], "ok");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
@@ -77,11 +101,15 @@ async fn health_needs_no_token() {
 #[tokio::test]
 async fn status_needs_the_right_token() {
     let harness = Harness::new().await;
-    let (status, body) = harness.send(request("GET", "/v1/status").body(Body::empty()).unwrap()).await;
+    let (status, body) = harness
+        .send(request("GET", "/v1/status").body(Body::empty()).unwrap())
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(error_code(&body), "unauthorized");
 
-    let wrong = request("GET", "/v1/status").header(header::AUTHORIZATION, "Bearer nope").body(Body::empty());
+    let wrong = request("GET", "/v1/status")
+        .header(header::AUTHORIZATION, "Bearer nope")
+        .body(Body::empty());
     let (status, _) = harness.send(wrong.unwrap()).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
@@ -91,7 +119,10 @@ async fn status_needs_the_right_token() {
         assert!(body.get(key).is_some(), "status lacks {key}: {body}");
     }
     for key in ["state", "base_url", "models", "idle"] {
-        assert!(body["server"].get(key).is_some(), "server lacks {key}: {body}");
+        assert!(
+            body["server"].get(key).is_some(),
+            "server lacks {key}: {body}"
+        );
     }
     assert_eq!(body["queue"], json!({"queued": 0, "running": 0}));
     assert_eq!(body["drafts"]["review_pending"], 0);
@@ -101,24 +132,34 @@ async fn status_needs_the_right_token() {
 #[tokio::test]
 async fn foreign_origin_is_refused_and_the_app_origin_is_not() {
     let harness = Harness::new().await;
-    let evil = request("GET", "/v1/health").header(header::ORIGIN, "http://evil.example").body(Body::empty());
+    let evil = request("GET", "/v1/health")
+        .header(header::ORIGIN, "http://evil.example")
+        .body(Body::empty());
     let (status, body) = harness.send(evil.unwrap()).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(error_code(&body), "origin_not_allowed");
 
-    let app = request("GET", "/v1/health").header(header::ORIGIN, "tauri://localhost").body(Body::empty());
+    let app = request("GET", "/v1/health")
+        .header(header::ORIGIN, "tauri://localhost")
+        .body(Body::empty());
     assert_eq!(harness.send(app.unwrap()).await.0, StatusCode::OK);
 }
 
 #[tokio::test]
 async fn a_rebinding_host_is_refused() {
     let harness = Harness::new().await;
-    let rebinding = Request::builder().uri("/v1/health").header(header::HOST, "evil.example:7707").body(Body::empty());
+    let rebinding = Request::builder()
+        .uri("/v1/health")
+        .header(header::HOST, "evil.example:7707")
+        .body(Body::empty());
     let (status, body) = harness.send(rebinding.unwrap()).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(error_code(&body), "host_not_allowed");
 
-    let localhost = Request::builder().uri("/v1/health").header(header::HOST, "localhost:7707").body(Body::empty());
+    let localhost = Request::builder()
+        .uri("/v1/health")
+        .header(header::HOST, "localhost:7707")
+        .body(Body::empty());
     assert_eq!(harness.send(localhost.unwrap()).await.0, StatusCode::OK);
 }
 
@@ -135,7 +176,8 @@ async fn a_ten_mebibyte_body_is_413_with_or_without_a_length() {
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(error_code(&body), "body_too_large");
 
-    let pieces: Vec<Result<Vec<u8>, std::io::Error>> = big.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+    let pieces: Vec<Result<Vec<u8>, std::io::Error>> =
+        big.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
     let chunks = futures_util::stream::iter(pieces);
     let streamed = request("PATCH", "/v1/settings")
         .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
@@ -168,7 +210,9 @@ async fn an_invalid_settings_patch_is_422_and_changes_nothing() {
         json!({"paused": true, "volume": 11}),
         json!({"reviews_enabled": null, "paused": true, "defer_mode": 3}),
     ] {
-        let (status, body) = harness.call("PATCH", "/v1/settings", Some(bad.clone())).await;
+        let (status, body) = harness
+            .call("PATCH", "/v1/settings", Some(bad.clone()))
+            .await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
         assert_eq!(error_code(&body), "invalid_body");
     }
@@ -179,12 +223,23 @@ async fn an_invalid_settings_patch_is_422_and_changes_nothing() {
 #[tokio::test]
 async fn a_valid_patch_applies_and_survives_a_reopen() {
     let harness = Harness::new().await;
-    let (status, body) = harness.call("PATCH", "/v1/settings", Some(json!({"defer_mode": "never", "paused": true}))).await;
+    let (status, body) = harness
+        .call(
+            "PATCH",
+            "/v1/settings",
+            Some(json!({"defer_mode": "never", "paused": true})),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body, json!({"defer_mode": "never", "paused": true, "reviews_enabled": true}));
+    assert_eq!(
+        body,
+        json!({"defer_mode": "never", "paused": true, "reviews_enabled": true})
+    );
     harness.engine.shutdown().await;
 
-    let reopened = Engine::open(Config::default(), harness.paths.clone()).await.unwrap();
+    let reopened = Engine::open(Config::default(), harness.paths.clone())
+        .await
+        .unwrap();
     assert_eq!(reopened.settings(), serde_json::from_value(body).unwrap());
     assert_eq!(reopened.generation(), harness.engine.generation() + 1);
 }
@@ -203,14 +258,25 @@ async fn unknown_routes_and_methods_use_the_error_shape() {
 #[tokio::test]
 async fn events_stream_settings_changes() {
     let harness = Harness::new().await;
-    let events = request("GET", "/v1/events").header(header::AUTHORIZATION, format!("Bearer {TOKEN}")).body(Body::empty());
+    let events = request("GET", "/v1/events")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Body::empty());
     let response = harness.router().oneshot(events.unwrap()).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        "text/event-stream"
+    );
     let mut body = response.into_body();
 
-    harness.call("PATCH", "/v1/settings", Some(json!({"paused": true}))).await;
-    let frame = tokio::time::timeout(std::time::Duration::from_secs(2), body.frame()).await.unwrap().unwrap().unwrap();
+    harness
+        .call("PATCH", "/v1/settings", Some(json!({"paused": true})))
+        .await;
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(2), body.frame())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     let text = String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap();
     let data: Value = serde_json::from_str(text.trim().strip_prefix("data: ").unwrap()).unwrap();
     assert_eq!(data["type"], "settings_changed");

@@ -28,15 +28,24 @@ fn lull(data_dir: &Path) -> Command {
 /// Starts `lull serve` and waits until `/v1/health` answers, failing after `limit`.
 fn start(data_dir: &Path, limit: Duration) -> Daemon {
     let started = Instant::now();
-    let child = lull(data_dir).arg("serve").stderr(Stdio::null()).spawn().unwrap();
+    let child = lull(data_dir)
+        .arg("serve")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let api_json = data_dir.join("api.json");
     while started.elapsed() < limit {
         if let Ok(text) = std::fs::read_to_string(&api_json) {
             let discovery: Value = serde_json::from_str(&text).unwrap();
             let base_url = discovery["base_url"].as_str().unwrap().to_string();
-            if get(&format!("{base_url}/v1/health"), None).is_some_and(|(status, _)| status == 200) {
+            if get(&format!("{base_url}/v1/health"), None).is_some_and(|(status, _)| status == 200)
+            {
                 let token = std::fs::read_to_string(data_dir.join("api-token")).unwrap();
-                return Daemon { child, base_url, token };
+                return Daemon {
+                    child,
+                    base_url,
+                    token,
+                };
             }
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -50,12 +59,21 @@ fn get(url: &str, token: Option<&str>) -> Option<(u16, String)> {
     let rest = url.strip_prefix("http://")?;
     let (host, path) = rest.split_at(rest.find('/')?);
     let mut stream = std::net::TcpStream::connect(host).ok()?;
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n").ok()?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let status = response.get(9..12)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     Some((status, body))
 }
 
@@ -78,18 +96,29 @@ fn serve_answers_health_within_a_second_and_cleans_up_on_sigterm() {
     let daemon = start(&data, Duration::from_secs(1));
     let (status, _) = get(&format!("{}/v1/status", daemon.base_url), None).unwrap();
     assert_eq!(status, 401);
-    let (status, body) = get(&format!("{}/v1/status", daemon.base_url), Some(&daemon.token)).unwrap();
+    let (status, body) = get(
+        &format!("{}/v1/status", daemon.base_url),
+        Some(&daemon.token),
+    )
+    .unwrap();
     assert_eq!(status, 200, "{body}");
 
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(data.join("api-token")).unwrap().permissions().mode() & 0o777;
+        let mode = std::fs::metadata(data.join("api-token"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
         assert_eq!(mode, 0o600);
     }
     let exit = terminate(daemon);
     assert!(exit.success(), "{exit:?}");
-    assert!(!data.join("api.json").exists(), "api.json must be removed on a clean shutdown");
+    assert!(
+        !data.join("api.json").exists(),
+        "api.json must be removed on a clean shutdown"
+    );
 }
 
 #[test]
@@ -97,8 +126,15 @@ fn token_and_settings_survive_a_restart() {
     let (_dir, data) = data_dir();
     let first = start(&data, Duration::from_secs(5));
     let token = first.token.clone();
-    let set = lull(&data).args(["settings", "set", "defer_mode=never"]).output().unwrap();
-    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let set = lull(&data)
+        .args(["settings", "set", "defer_mode=never"])
+        .output()
+        .unwrap();
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
     terminate(first);
 
     let second = start(&data, Duration::from_secs(5));
@@ -115,18 +151,28 @@ fn cli_without_an_engine_says_how_to_start_one() {
     let output = lull(&data).arg("status").output().unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("no Lull engine is running") && stderr.contains("lull serve"), "{stderr}");
+    assert!(
+        stderr.contains("no Lull engine is running") && stderr.contains("lull serve"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_bad_config_key_stops_start_up_with_its_name() {
     let (_dir, data) = data_dir();
     std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(data.join("config.toml"), "[scheduler]\nsettle_s = \"soon\"\n").unwrap();
+    std::fs::write(
+        data.join("config.toml"),
+        "[scheduler]\nsettle_s = \"soon\"\n",
+    )
+    .unwrap();
     let output = lull(&data).arg("serve").output().unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("scheduler.settle_s") && stderr.contains("config.toml"), "{stderr}");
+    assert!(
+        stderr.contains("scheduler.settle_s") && stderr.contains("config.toml"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -139,5 +185,8 @@ fn a_database_from_a_newer_lull_is_refused() {
     let output = lull(&data).arg("serve").output().unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("schema version 999") && stderr.contains("newer Lull"), "{stderr}");
+    assert!(
+        stderr.contains("schema version 999") && stderr.contains("newer Lull"),
+        "{stderr}"
+    );
 }

@@ -2,9 +2,9 @@
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
-use serde::de::DeserializeOwned;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use crate::engine::EngineError;
@@ -107,10 +107,17 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let axum::Json(value) = axum::Json::<serde_json::Value>::from_request(request, state).await?;
-        serde_path_to_error::deserialize(value).map(ApiJson).map_err(|err| {
-            let field = err.path().to_string();
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", format!("field `{field}`: {}", err.into_inner()))
-        })
+        let axum::Json(value) =
+            axum::Json::<serde_json::Value>::from_request(request, state).await?;
+        serde_path_to_error::deserialize(value)
+            .map(ApiJson)
+            .map_err(|err| {
+                let field = err.path().to_string();
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_body",
+                    format!("field `{field}`: {}", err.into_inner()),
+                )
+            })
     }
 }
