@@ -1,1 +1,11 @@
-fn main() {}
+//! The `lull-desktop` binary: everything lives in the library (`lib.rs`).
+
+// No console window next to the app on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+fn main() {
+    if let Err(error) = lull_desktop_lib::run() {
+        eprintln!("lull-desktop: {error:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,3 @@
+//! About the app: the version and build facts the UI shows.
+
+pub mod commands;

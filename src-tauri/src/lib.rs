@@ -1,0 +1,144 @@
+//! `lull-desktop`: Lull's tray app, a thin desktop shell over the learning engine.
+//!
+//! What lives where:
+//! - [`run`] builds the Tauri app as a readable list: plugins, managed state, the commands the
+//!   UI may call (grouped by domain), then the tray and the run loop.
+//! - [`tray`]: the tray icon, its menu (*Open Lull*, *Quit*) and its looks ([`tray::TrayLook`]:
+//!   idle · learning · paused · attention). On Linux the tray sends no click events, so
+//!   everything is reachable from the menu.
+//! - `window`: the main window. It is opened from the tray and **destroyed** when closed, to
+//!   give the webview's memory back; *Open Lull* builds it anew.
+//! - `about::commands`: the commands the UI calls. Commands only delegate.
+//!
+//! Closing the window never quits: only *Quit* does. A second launch focuses the first
+//! instance (`tauri-plugin-single-instance`).
+//!
+//! The engine (the `lull` crate) is not hosted yet: the "Managed state" step of [`run`] marks
+//! where it starts, and [`on_run_event`] where it stops.
+
+#![deny(missing_docs)]
+
+mod about;
+pub mod tray;
+mod window;
+
+use anyhow::Context as _;
+use tauri::{AppHandle, RunEvent};
+use tauri_plugin_autostart::MacosLauncher;
+
+include!("command_names.rs");
+
+/// Passed by the login item (autostart): start in the tray without opening the window.
+pub const START_HIDDEN_FLAG: &str = "--hidden";
+
+/// Builds and runs the app until *Quit*. Returns an error only when Tauri cannot start.
+pub fn run() -> anyhow::Result<()> {
+    let app = tauri::Builder::default()
+        // Plugins. Single-instance comes first: a second launch hands over to the first
+        // instance (which shows its window) and exits before it builds anything.
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            window::show_main(app);
+        }))
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_autostart::init(
+            MacosLauncher::LaunchAgent,
+            Some(vec![START_HIDDEN_FLAG]),
+        ))
+        // Managed state. The engine goes here once it is wired in: start `lull`'s engine in
+        // `setup` below, `.manage()` it (with its task handles) so commands can reach it, and
+        // stop it (graceful, then a deadline) on `RunEvent::Exit` in `on_run_event`.
+        //
+        // Commands, grouped by domain. Every name here must be in `COMMAND_NAMES`
+        // (src/command_names.rs) and granted in capabilities/; a test below checks both.
+        .invoke_handler(tauri::generate_handler![
+            // About the app: version and build facts.
+            about::commands::app_version,
+        ])
+        .setup(|app| {
+            tray::create(app.handle())?;
+            if !std::env::args().any(|arg| arg == START_HIDDEN_FLAG) {
+                window::show_main(app.handle());
+            }
+            Ok(())
+        })
+        .build(tauri::generate_context!())
+        .context("could not start the desktop app")?;
+    app.run(on_run_event);
+    Ok(())
+}
+
+/// Keeps the app alive in the tray when its last window closes. Tauri asks to exit then with
+/// no exit code; *Quit* calls `AppHandle::exit`, which carries one and goes through.
+fn on_run_event(_app: &AppHandle, event: RunEvent) {
+    if let RunEvent::ExitRequested {
+        code: None, api, ..
+    } = event
+    {
+        api.prevent_exit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::COMMAND_NAMES;
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// The command function names inside `generate_handler![…]` in this file.
+    fn registered_commands() -> BTreeSet<String> {
+        let source = include_str!("lib.rs");
+        // Spelled in two halves so this line does not match itself.
+        let needle = concat!("generate_", "handler![");
+        let start = source.find(needle).expect("lib.rs calls generate_handler!") + needle.len();
+        let body = &source[start..start + source[start..].find(']').expect("closing ]")];
+        body.lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .flat_map(|line| line.split(','))
+            .map(str::trim)
+            .filter(|path| !path.is_empty())
+            .map(|path| path.rsplit("::").next().unwrap_or(path).to_owned())
+            .collect()
+    }
+
+    /// Every permission identifier granted by any capability file.
+    fn granted_permissions() -> BTreeSet<String> {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities");
+        let mut granted = BTreeSet::new();
+        for entry in std::fs::read_dir(&folder).expect("read capabilities/") {
+            let path = entry.expect("capability entry").path();
+            let text = std::fs::read_to_string(&path).expect("read capability file");
+            let capability: serde_json::Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            for permission in capability["permissions"]
+                .as_array()
+                .expect("permissions list")
+            {
+                // A permission is either "name" or {"identifier": "name", …}.
+                let identifier = permission
+                    .as_str()
+                    .or_else(|| permission["identifier"].as_str())
+                    .expect("permission identifier");
+                granted.insert(identifier.to_owned());
+            }
+        }
+        granted
+    }
+
+    #[test]
+    fn registered_commands_match_the_declared_names() {
+        let declared: BTreeSet<String> = COMMAND_NAMES.iter().map(|s| s.to_string()).collect();
+        assert_eq!(registered_commands(), declared);
+    }
+
+    #[test]
+    fn every_command_is_granted_by_a_capability() {
+        let granted = granted_permissions();
+        for name in COMMAND_NAMES {
+            let permission = format!("allow-{}", name.replace('_', "-"));
+            assert!(
+                granted.contains(&permission),
+                "command `{name}` has no `{permission}` in src-tauri/capabilities/*.json"
+            );
+        }
+    }
+}
