@@ -28,8 +28,9 @@ use super::ServerError;
 pub const PROBE_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// Longest wait to open a connection to the managed server (it is local).
 pub const PROBE_CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
-/// How long a reading is reused before the server is asked again.
-pub const READING_CACHE_TTL: Duration = Duration::from_millis(500);
+/// How long a reading is reused before the server is asked again; shorter than the monitor's
+/// poll interval, so each poll sees the server afresh.
+pub const READING_CACHE_TTL: Duration = Duration::from_millis(250);
 
 /// How the HTTP probe behaves; the defaults are the named constants above.
 #[derive(Debug, Clone, PartialEq, Eq)]
