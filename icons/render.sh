@@ -3,8 +3,9 @@
 #
 #   lull.svg       -> 32x32.png, 128x128.png, 128x128@2x.png (256 px), icon.png (512 px)
 #   tray/<s>.svg   -> tray/<s>.png (64 px) for the states idle, learning, paused, attention
+#   icon.ico       <- the 32, 128 and 256 px PNGs (Windows builds need it; PNG-in-ICO, via python3)
 #
-# Needs `rsvg-convert` (Debian: librsvg2-bin). The PNGs are committed, so only run this after
+# Needs `rsvg-convert` (Debian: librsvg2-bin) and python3. The PNGs are committed, so only run this after
 # editing an SVG: `bash icons/render.sh`.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -25,4 +26,17 @@ render lull.svg 512 icon.png
 for state in idle learning paused attention; do
     render "tray/$state.svg" 64 "tray/$state.png"
 done
+# ICO is a small directory of images; Windows Vista and later read PNG entries as they are.
+python3 - 32x32.png 128x128.png 128x128@2x.png <<'PY'
+import struct, sys
+images = [open(path, "rb").read() for path in sys.argv[1:]]
+header = struct.pack("<HHH", 0, 1, len(images))
+offset = len(header) + 16 * len(images)
+entries, data = b"", b""
+for png in images:
+    width, height = struct.unpack(">II", png[16:24])
+    entries += struct.pack("<BBBBHHII", width % 256, height % 256, 0, 0, 1, 32, len(png), offset + len(data))
+    data += png
+open("icon.ico", "wb").write(header + entries + data)
+PY
 echo "render.sh: icons written to $(pwd)"
