@@ -4,12 +4,17 @@
 //! Adapters call these plain async methods and map the results to HTTP or IPC; nothing here
 //! knows about either.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use serde::Serialize;
+use tokio::sync::watch;
 
 use crate::config::{Config, DeferMode, Paths};
 use crate::events::{EngineEvent, EventBus};
+use crate::gate::{EngineClock, GateTiming, IdleGate};
+use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
+use crate::reviews::{queue, Activity, Candidate, Decision, NewReview, Review, ReviewStatus, ReviewWorker};
+use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
 use crate::store::{now_ms, Store, StoreError};
 
@@ -48,26 +53,17 @@ pub struct Status {
     /// Whether reviews are enabled.
     pub reviews_enabled: bool,
     /// The managed server.
-    pub server: ServerStatus,
+    pub server: ServerReading,
+    /// What the learning engine is doing now, and why it waits.
+    pub learning: Activity,
+    /// Live turns the agent reported.
+    pub live_turns: usize,
     /// The review queue.
     pub queue: QueueCounts,
     /// Drafts waiting for a person.
     pub drafts: DraftCounts,
     /// Training jobs.
     pub jobs: JobCounts,
-}
-
-/// The managed server as the status shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ServerStatus {
-    /// `absent`, `invalid`, `stale`, `starting`, `ready` or `unreachable`.
-    pub state: String,
-    /// The server's OpenAI-compatible base URL, when known.
-    pub base_url: Option<String>,
-    /// Models the server reports.
-    pub models: Vec<serde_json::Value>,
-    /// True when no slot of any loaded model is processing.
-    pub idle: bool,
 }
 
 /// Review queue counts.
@@ -104,15 +100,69 @@ struct EngineInner {
     paths: Paths,
     store: Store,
     events: EventBus,
-    settings: RwLock<Settings>,
+    settings: watch::Sender<Settings>,
     generation: i64,
+    server: Arc<dyn ServerProbe>,
+    gate: Arc<IdleGate>,
+    reviews: Arc<ReviewWorker>,
+    shutdown: watch::Sender<bool>,
+}
+
+/// The engine's replaceable parts: the managed server's probe and the LLM client.
+///
+/// Production uses [`Engine::open`]; tests and the simulator pass their own to
+/// [`Engine::open_with`] and run the very same scheduling code.
+pub struct Seams {
+    /// Reads the managed server.
+    pub server: Arc<dyn ServerProbe>,
+    /// Announces changes of the managed server's reading, when something watches it.
+    pub server_changes: Option<watch::Receiver<ServerReading>>,
+    /// Sends chat requests.
+    pub llm: Arc<dyn LlmClient>,
+    /// The database; `None` opens `<data_dir>/lull.db`.
+    pub store: Option<Store>,
+}
+
+/// A review as an agent submits it.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewSubmission {
+    /// The agent's session; one queue slot per session.
+    pub session_key: String,
+    /// The whole conversation.
+    pub messages: Vec<ChatMessage>,
+    /// What to look at; set means "run now".
+    pub focus: Option<String>,
+    /// The snapshot's time (unix ms); defaults to now. Newer snapshots replace older ones.
+    pub snapshot_at: Option<i64>,
+    /// Where to run the review.
+    pub runtime: Option<ChatEndpoint>,
 }
 
 impl Engine {
-    /// Opens the data directory and the database, and records this start's generation.
+    /// Opens the data directory and the database, watches the managed server, and starts the
+    /// review dispatcher. Must run inside a tokio runtime.
     pub async fn open(config: Config, paths: Paths) -> Result<Engine, EngineError> {
+        let monitor = ServerMonitor::start(MonitorConfig::new(config.state_file()))
+            .await
+            .map_err(|err| EngineError::Startup(err.to_string()))?;
+        let server_changes = Some(monitor.subscribe());
+        let seams = Seams {
+            server: Arc::new(monitor),
+            server_changes,
+            llm: Arc::new(HttpLlmClient::default()),
+            store: None,
+        };
+        Engine::open_with(config, paths, seams).await
+    }
+
+    /// [`Engine::open`] with the given seams.
+    pub async fn open_with(config: Config, paths: Paths, seams: Seams) -> Result<Engine, EngineError> {
         create_private_dir(&paths.data_dir)?;
-        let store = Store::open(&paths.database())?;
+        let store = match seams.store {
+            Some(store) => store,
+            None => Store::open(&paths.database())?,
+        };
         let defaults = Settings::defaults(&config);
         let (settings, generation) = store
             .call(move |connection| {
@@ -124,20 +174,38 @@ impl Engine {
                 Ok((settings, connection.last_insert_rowid()))
             })
             .await?;
+        let events = EventBus::default();
+        let settings = watch::channel(settings).0;
+        let gate = Arc::new(IdleGate::new(GateTiming::from(&config.scheduler), EngineClock::start(), seams.server.clone()));
+        let reviews = Arc::new(ReviewWorker::new(
+            store.clone(),
+            gate.clone(),
+            seams.llm,
+            settings.subscribe(),
+            events.clone(),
+            &config.reviews,
+        ));
+        reviews.recover().await?;
+        let shutdown = watch::channel(false).0;
+        tokio::spawn(reviews.clone().run(shutdown.subscribe()));
+        if let Some(changes) = seams.server_changes {
+            tokio::spawn(forward_server_changes(changes, gate.clone(), events.clone(), shutdown.subscribe()));
+        }
         let engine = Engine {
             inner: Arc::new(EngineInner {
                 config,
                 paths,
                 store,
-                events: EventBus::default(),
-                settings: RwLock::new(settings),
+                events,
+                settings,
                 generation,
+                server: seams.server,
+                gate,
+                reviews,
+                shutdown,
             }),
         };
-        engine.inner.events.emit(EngineEvent::EngineStarted {
-            version: VERSION.to_string(),
-            generation,
-        });
+        engine.inner.events.emit(EngineEvent::EngineStarted { version: VERSION.to_string(), generation });
         Ok(engine)
     }
 
@@ -163,7 +231,7 @@ impl Engine {
 
     /// The settings in force.
     pub fn settings(&self) -> Settings {
-        self.inner.settings.read().expect("settings lock").clone()
+        self.inner.settings.borrow().clone()
     }
 
     /// Changes settings, stores them, and announces the change.
@@ -177,37 +245,140 @@ impl Engine {
             .store
             .call(move |connection| current.apply(connection, &patch))
             .await?;
-        *self.inner.settings.write().expect("settings lock") = next.clone();
+        self.inner.settings.send_replace(next.clone());
+        self.inner.gate.notify_change();
         self.inner.events.emit(EngineEvent::SettingsChanged {
             settings: next.clone(),
         });
         Ok(next)
     }
 
-    /// A snapshot of what the engine is doing.
-    pub async fn status(&self) -> Status {
+    /// A snapshot of what the engine is doing; reads the managed server (through its cache).
+    pub async fn status(&self) -> Result<Status, EngineError> {
         let settings = self.settings();
-        Status {
+        let (queued, running) = self.inner.store.call(|c| queue::counts(c)).await?;
+        Ok(Status {
             version: VERSION.to_string(),
             defer_mode: settings.defer_mode,
             paused: settings.paused,
             reviews_enabled: settings.reviews_enabled,
-            server: ServerStatus {
-                state: "absent".into(),
-                base_url: None,
-                models: Vec::new(),
-                idle: false,
-            },
-            queue: QueueCounts::default(),
+            server: self.inner.server.read().await,
+            learning: self.inner.reviews.activity(),
+            live_turns: self.inner.gate.live_turns(),
+            queue: QueueCounts { queued, running },
             drafts: DraftCounts::default(),
             jobs: JobCounts::default(),
+        })
+    }
+
+    /// Records a live turn (the agent is about to use the GPU); returns its lease id.
+    pub fn start_turn(&self) -> String {
+        let lease_id = self.inner.gate.turn_started();
+        self.inner.events.emit(EngineEvent::TurnStarted { lease_id: lease_id.clone() });
+        lease_id
+    }
+
+    /// Ends a live turn.
+    pub fn finish_turn(&self, lease_id: &str) -> Result<(), EngineError> {
+        if !self.inner.gate.turn_finished(lease_id) {
+            return Err(EngineError::NotFound(format!(
+                "no live turn with lease {lease_id}: it finished already or lapsed after turn_lease_s"
+            )));
+        }
+        self.inner.events.emit(EngineEvent::TurnFinished { lease_id: lease_id.to_string() });
+        Ok(())
+    }
+
+    /// Takes a finished conversation for review.
+    pub async fn submit_review(&self, submission: ReviewSubmission) -> Result<(String, Decision), EngineError> {
+        if submission.session_key.trim().is_empty() {
+            return Err(EngineError::Invalid("session_key must not be empty".into()));
+        }
+        if submission.messages.is_empty() {
+            return Err(EngineError::Invalid("messages must hold the conversation; it is empty".into()));
+        }
+        if let Some(runtime) = &submission.runtime {
+            if !(runtime.base_url.starts_with("http://") || runtime.base_url.starts_with("https://")) {
+                return Err(EngineError::Invalid(format!("runtime.base_url `{}` is not an http(s) URL", runtime.base_url)));
+            }
+        }
+        let review = NewReview {
+            session_key: submission.session_key,
+            messages: submission.messages,
+            focus: submission.focus.filter(|focus| !focus.trim().is_empty()),
+            snapshot_at: submission.snapshot_at.unwrap_or_else(|| self.inner.gate.clock().now_ms()),
+            runtime: submission.runtime,
+        };
+        Ok(self.inner.reviews.submit(review).await?)
+    }
+
+    /// Reviews, newest first.
+    pub async fn reviews(&self, status: Option<ReviewStatus>) -> Result<Vec<Review>, EngineError> {
+        Ok(self.inner.store.call(move |c| queue::list(c, status)).await?)
+    }
+
+    /// Runs a queued review now, whatever the gate says (a person asked).
+    pub async fn run_review_now(&self, id: &str) -> Result<(), EngineError> {
+        self.require_queued(id).await?;
+        let reviews = self.inner.reviews.clone();
+        let id = id.to_string();
+        tokio::spawn(async move { reviews.run_now(&id).await });
+        Ok(())
+    }
+
+    /// Drops a queued review.
+    pub async fn drop_review(&self, id: &str) -> Result<(), EngineError> {
+        self.require_queued(id).await?;
+        if !self.inner.reviews.drop_review(id, "dropped by request").await? {
+            return Err(EngineError::Conflict(format!("review {id} started meanwhile; it can no longer be dropped")));
+        }
+        Ok(())
+    }
+
+    async fn require_queued(&self, id: &str) -> Result<(), EngineError> {
+        let id_owned = id.to_string();
+        let review = self.inner.store.call(move |c| queue::get(c, &id_owned)).await?;
+        match review {
+            None => Err(EngineError::NotFound(format!("no review with id {id}"))),
+            Some(review) if review.status != ReviewStatus::Queued => Err(EngineError::Conflict(format!(
+                "review {id} is {}, not queued",
+                review.status.as_str()
+            ))),
+            Some(_) => Ok(()),
         }
     }
 
-    /// Lets in-flight database work finish; call once before the process exits.
+    /// Candidates, newest first.
+    pub async fn candidates(&self, status: Option<String>) -> Result<Vec<Candidate>, EngineError> {
+        Ok(self.inner.store.call(move |c| queue::list_candidates(c, status.as_deref())).await?)
+    }
+
+    /// Stops the workers and lets in-flight database work finish; call once before exiting.
     pub async fn shutdown(&self) {
-        self.inner.events.emit(EngineEvent::EngineStopping);
+        self.inner.shutdown.send_replace(true);
         self.inner.store.flush().await;
+    }
+}
+
+/// Announces each new server reading and wakes the gate's waiters.
+async fn forward_server_changes(
+    mut changes: watch::Receiver<ServerReading>,
+    gate: Arc<IdleGate>,
+    events: EventBus,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let server = changes.borrow_and_update().clone();
+                events.emit(EngineEvent::ServerChanged { server });
+                gate.notify_change();
+            }
+            _ = shutdown.changed() => return,
+        }
     }
 }
 

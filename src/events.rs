@@ -8,6 +8,8 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::reviews::Decision;
+use crate::server::ServerReading;
 use crate::settings::Settings;
 
 /// Events kept for a listener that falls behind before it starts missing some.
@@ -30,6 +32,67 @@ pub enum EngineEvent {
     SettingsChanged {
         /// The settings now in force.
         settings: Settings,
+    },
+    /// The managed server's reading changed (state, models or busy slots).
+    ServerChanged {
+        /// The new reading.
+        server: ServerReading,
+    },
+    /// An agent reported a live turn.
+    TurnStarted {
+        /// The turn's lease.
+        lease_id: String,
+    },
+    /// A live turn ended.
+    TurnFinished {
+        /// The turn's lease.
+        lease_id: String,
+    },
+    /// A review was submitted.
+    ReviewQueued {
+        /// The queue slot's review.
+        review_id: String,
+        /// The agent's session.
+        session_key: String,
+        /// Deferred, dispatched or coalesced.
+        decision: Decision,
+    },
+    /// A review started running.
+    ReviewStarted {
+        /// The review.
+        review_id: String,
+        /// Which run this is, preempted ones included.
+        attempt: u32,
+    },
+    /// A running review yielded to the person and went back to the queue.
+    ReviewPreempted {
+        /// The review.
+        review_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A review finished and stored its candidates.
+    ReviewCompleted {
+        /// The review.
+        review_id: String,
+        /// New candidates stored.
+        candidates: usize,
+    },
+    /// A review run failed.
+    ReviewFailed {
+        /// The review.
+        review_id: String,
+        /// What went wrong.
+        error: String,
+        /// False when the review is now terminally `failed`.
+        will_retry: bool,
+    },
+    /// A queued review was dropped without running.
+    ReviewDropped {
+        /// The review.
+        review_id: String,
+        /// Why.
+        reason: String,
     },
 }
 

@@ -1,6 +1,6 @@
 //! The one error shape of the API: `{"error":{"code":"snake_case","message":"…"}}`.
 
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -121,3 +121,14 @@ where
             })
     }
 }
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", rejection.body_text())
+    }
+}
+
+/// A query-string extractor whose failures use the API's error shape.
+#[derive(axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct ApiQuery<T>(pub T);

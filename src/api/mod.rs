@@ -15,21 +15,21 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
 use futures_util::{Stream, StreamExt};
 use serde_json::json;
 use tokio_stream::wrappers::BroadcastStream;
 
-pub use error::{ApiError, ApiJson};
+pub use error::{ApiError, ApiJson, ApiQuery};
 pub use files::{load_or_create_token, ApiDiscovery};
 pub use guard::Guard;
 
-use crate::engine::{Engine, VERSION};
+use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
+use crate::reviews::{Candidate, Review, ReviewStatus};
 use crate::events::EngineEvent;
 use crate::settings::{Settings, SettingsPatch};
 
@@ -49,6 +49,12 @@ pub fn app(engine: Engine, guard: Guard) -> Router {
         .route("/v1/status", get(status))
         .route("/v1/settings", get(get_settings).patch(patch_settings))
         .route("/v1/events", get(events))
+        .route("/v1/turns/start", post(start_turn))
+        .route("/v1/turns/finish", post(finish_turn))
+        .route("/v1/reviews", post(submit_review).get(list_reviews))
+        .route("/v1/reviews/{id}", axum::routing::delete(drop_review))
+        .route("/v1/reviews/{id}/run-now", post(run_review_now))
+        .route("/v1/candidates", get(list_candidates))
         .route_layer(middleware::from_fn_with_state(
             guard.clone(),
             guard::require_token,
@@ -124,8 +130,8 @@ async fn health() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok", "version": VERSION }))
 }
 
-async fn status(State(state): State<ApiState>) -> impl IntoResponse {
-    Json(state.engine.status().await)
+async fn status(State(state): State<ApiState>) -> Result<Json<Status>, ApiError> {
+    Ok(Json(state.engine.status().await?))
 }
 
 async fn get_settings(State(state): State<ApiState>) -> Json<Settings> {
@@ -137,6 +143,68 @@ async fn patch_settings(
     ApiJson(patch): ApiJson<SettingsPatch>,
 ) -> Result<Json<Settings>, ApiError> {
     Ok(Json(state.engine.update_settings(patch).await?))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnStart {
+    session_key: String,
+}
+
+async fn start_turn(State(state): State<ApiState>, ApiJson(turn): ApiJson<TurnStart>) -> Json<serde_json::Value> {
+    tracing::debug!(session = %turn.session_key, "turn started");
+    Json(json!({ "lease_id": state.engine.start_turn() }))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnFinish {
+    lease_id: String,
+}
+
+async fn finish_turn(State(state): State<ApiState>, ApiJson(turn): ApiJson<TurnFinish>) -> Result<StatusCode, ApiError> {
+    state.engine.finish_turn(&turn.lease_id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn submit_review(
+    State(state): State<ApiState>,
+    ApiJson(submission): ApiJson<ReviewSubmission>,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let (review_id, decision) = state.engine.submit_review(submission).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "review_id": review_id, "decision": decision }))))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StatusFilter<T> {
+    status: Option<T>,
+}
+
+async fn list_reviews(
+    State(state): State<ApiState>,
+    ApiQuery(filter): ApiQuery<StatusFilter<ReviewStatus>>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let reviews: Vec<Review> = state.engine.reviews(filter.status).await?;
+    Ok(Json(json!({ "reviews": reviews })))
+}
+
+async fn run_review_now(State(state): State<ApiState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    state.engine.run_review_now(&id).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+async fn drop_review(State(state): State<ApiState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    state.engine.drop_review(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn list_candidates(
+    State(state): State<ApiState>,
+    ApiQuery(filter): ApiQuery<StatusFilter<String>>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let candidates: Vec<Candidate> = state.engine.candidates(filter.status).await?;
+    Ok(Json(json!({ "candidates": candidates })))
 }
 
 /// One SSE message per engine event; the stream ends after `engine_stopping`.

@@ -11,7 +11,10 @@ use rusqlite_migration::{Migrations, M};
 use super::StoreError;
 
 /// Every migration, in order. Index + 1 is the schema version it leads to.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_foundation.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_foundation.sql"),
+    include_str!("../../migrations/0002_reviews.sql"),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

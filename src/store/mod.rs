@@ -47,10 +47,19 @@ pub enum StoreError {
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
-/// A handle on the database; cheap to clone, all clones share the writer thread.
+/// A handle on the database; cheap to clone, all clones share one connection.
 #[derive(Clone)]
 pub struct Store {
-    sender: mpsc::UnboundedSender<Job>,
+    backend: Backend,
+}
+
+#[derive(Clone)]
+enum Backend {
+    /// Production: a writer thread owns the connection.
+    Thread(mpsc::UnboundedSender<Job>),
+    /// Tests and simulations: closures run on the caller, so a paused tokio clock never
+    /// auto-advances while the database works.
+    Inline(std::sync::Arc<std::sync::Mutex<Connection>>),
 }
 
 impl Store {
@@ -65,12 +74,13 @@ impl Store {
         Ok(Store::spawn_writer(connection))
     }
 
-    /// An in-memory database, for tests and simulations.
+    /// An in-memory database that runs work on the calling task, for tests and simulations on
+    /// a virtual clock.
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let mut connection = Connection::open_in_memory()?;
         connection.execute_batch("PRAGMA foreign_keys = ON;")?;
         migrations::apply(&mut connection, Path::new(":memory:"))?;
-        Ok(Store::spawn_writer(connection))
+        Ok(Store { backend: Backend::Inline(std::sync::Arc::new(std::sync::Mutex::new(connection))) })
     }
 
     fn spawn_writer(mut connection: Connection) -> Store {
@@ -84,7 +94,7 @@ impl Store {
                 }
             })
             .expect("spawning the database thread");
-        Store { sender }
+        Store { backend: Backend::Thread(sender) }
     }
 
     /// Runs `work` on the writer thread and returns its result.
@@ -95,11 +105,18 @@ impl Store {
         R: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
     {
+        let sender = match &self.backend {
+            Backend::Thread(sender) => sender,
+            Backend::Inline(connection) => {
+                let mut connection = connection.lock().map_err(|_| StoreError::Closed)?;
+                return work(&mut connection);
+            }
+        };
         let (reply, answer) = oneshot::channel();
         let job: Job = Box::new(move |connection| {
             let _ = reply.send(work(connection));
         });
-        self.sender.send(job).map_err(|_| StoreError::Closed)?;
+        sender.send(job).map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
     }
 

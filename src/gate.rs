@@ -1,0 +1,341 @@
+//! The GPU gate: the one place that decides when learning work may use the managed server.
+//!
+//! [`IdleGate`] knows the live turns (leases the agent takes with `POST /v1/turns/start` and
+//! returns with `finish`, lapsing after `turn_lease_s`), the settle window, and the server's idle
+//! predicate. [`IdleGate::assess`] answers "may this piece of work run now?" with either
+//! [`Verdict::Go`] or [`Verdict::Wait`] (with a reason a person can read and the latest time worth
+//! asking again). [`IdleGate::begin`] hands out the single permit for the managed server; its
+//! [`Permit::preempted`] resolves when a live turn starts or another slot becomes busy, and the
+//! caller then drops its request and requeues the work.
+//!
+//! The gate has no timers of its own and never polls while nothing waits: callers sleep until a
+//! [`IdleGate::changed`] notification or the deadline of a `Wait`. Time is tokio's, so tests and
+//! the simulator run the same code on a paused clock.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+use crate::config::SchedulerConfig;
+use crate::server::{ModelStatus, ServerProbe, ServerReading, ServerState};
+
+/// How often a waiting item re-reads a busy, starting or unreachable server.
+pub const SERVER_RECHECK: Duration = Duration::from_secs(2);
+/// How often running work re-reads the server's slots to notice another client.
+pub const PREEMPT_CHECK: Duration = Duration::from_secs(1);
+
+/// Milliseconds on the engine's clock: wall time at start plus tokio's monotonic time since.
+///
+/// Stored timestamps (enqueue times) use it, so ages advance with a paused test clock too.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineClock {
+    origin_ms: i64,
+    origin: Instant,
+}
+
+impl EngineClock {
+    /// A clock reading the wall time now.
+    pub fn start() -> EngineClock {
+        EngineClock { origin_ms: crate::store::now_ms(), origin: Instant::now() }
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.origin_ms + self.origin.elapsed().as_millis() as i64
+    }
+}
+
+/// The gate's timing, from `[scheduler]`.
+#[derive(Debug, Clone, Copy)]
+pub struct GateTiming {
+    /// Quiet time after the last turn before a lull begins.
+    pub settle: Duration,
+    /// Age at which queued work runs regardless.
+    pub max_age: Duration,
+    /// Lifetime of a turn lease.
+    pub turn_lease: Duration,
+}
+
+impl From<&SchedulerConfig> for GateTiming {
+    fn from(config: &SchedulerConfig) -> GateTiming {
+        GateTiming {
+            settle: Duration::from_secs(config.settle_s),
+            max_age: Duration::from_secs(config.max_age_s),
+            turn_lease: Duration::from_secs(config.turn_lease_s),
+        }
+    }
+}
+
+/// The gate's answer for one piece of work.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Run now on `model`.
+    Go {
+        /// The model to run on.
+        model: String,
+        /// True when the work runs only because it waited past `max_age`.
+        aged: bool,
+        /// The reading the decision was made on.
+        reading: ServerReading,
+    },
+    /// Not yet.
+    Wait {
+        /// Why, in words for the Overview.
+        reason: String,
+        /// Ask again by then at the latest; `None` means only when something changes.
+        recheck_at: Option<Instant>,
+    },
+}
+
+/// Why running work must stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preemption {
+    /// The agent reported a live turn.
+    TurnStarted,
+    /// Another client is using the server.
+    ForeignSlotBusy,
+}
+
+impl std::fmt::Display for Preemption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Preemption::TurnStarted => "preempted: a live turn started",
+            Preemption::ForeignSlotBusy => "preempted: another client started using the server",
+        })
+    }
+}
+
+struct Lease {
+    expires: Instant,
+}
+
+#[derive(Default)]
+struct Turns {
+    leases: HashMap<String, Lease>,
+    /// When the last turn started, finished or lapsed; the settle window counts from here.
+    last_activity: Option<Instant>,
+}
+
+impl Turns {
+    /// Forgets lapsed leases, counting their expiry as activity.
+    fn prune(&mut self, now: Instant) {
+        let lapsed: Vec<Instant> =
+            self.leases.values().filter(|lease| lease.expires <= now).map(|lease| lease.expires).collect();
+        if lapsed.is_empty() {
+            return;
+        }
+        self.leases.retain(|_, lease| lease.expires > now);
+        let latest = lapsed.into_iter().max();
+        self.last_activity = self.last_activity.max(latest);
+        tracing::info!("a turn lease lapsed without a finish; counting it as finished");
+    }
+}
+
+/// The GPU gate; share it as `Arc<IdleGate>`.
+pub struct IdleGate {
+    timing: GateTiming,
+    clock: EngineClock,
+    server: Arc<dyn ServerProbe>,
+    turns: Mutex<Turns>,
+    /// Bumped on every change that may turn a `Wait` into a `Go` or preempt running work.
+    changes: watch::Sender<u64>,
+    /// Bumped only when a turn starts, for preemption.
+    turn_starts: watch::Sender<u64>,
+    managed_slot: Arc<Semaphore>,
+}
+
+impl IdleGate {
+    /// A gate with no live turns.
+    pub fn new(timing: GateTiming, clock: EngineClock, server: Arc<dyn ServerProbe>) -> IdleGate {
+        IdleGate {
+            timing,
+            clock,
+            server,
+            turns: Mutex::new(Turns::default()),
+            changes: watch::channel(0).0,
+            turn_starts: watch::channel(0).0,
+            managed_slot: Arc::new(Semaphore::new(1)),
+        }
+    }
+
+    /// The engine's clock.
+    pub fn clock(&self) -> EngineClock {
+        self.clock
+    }
+
+    /// The managed server's current reading.
+    pub async fn read_server(&self) -> ServerReading {
+        self.server.read().await
+    }
+
+    /// Records a live turn and returns its lease id; running learning work will be preempted.
+    pub fn turn_started(&self) -> String {
+        let lease_id = uuid::Uuid::new_v4().to_string();
+        let now = Instant::now();
+        {
+            let mut turns = self.turns.lock().expect("turns lock");
+            turns.prune(now);
+            turns.leases.insert(lease_id.clone(), Lease { expires: now + self.timing.turn_lease });
+            turns.last_activity = Some(now);
+        }
+        self.turn_starts.send_modify(|n| *n += 1);
+        self.notify_change();
+        lease_id
+    }
+
+    /// Ends a turn; false when the lease is unknown or already lapsed.
+    pub fn turn_finished(&self, lease_id: &str) -> bool {
+        let now = Instant::now();
+        let known = {
+            let mut turns = self.turns.lock().expect("turns lock");
+            turns.prune(now);
+            let known = turns.leases.remove(lease_id).is_some();
+            if known {
+                turns.last_activity = Some(now);
+            }
+            known
+        };
+        self.notify_change();
+        known
+    }
+
+    /// Number of live (unlapsed) turns.
+    pub fn live_turns(&self) -> usize {
+        let mut turns = self.turns.lock().expect("turns lock");
+        turns.prune(Instant::now());
+        turns.leases.len()
+    }
+
+    /// Wakes everyone waiting on [`IdleGate::changed`]: call it when settings, the queue or the
+    /// server change.
+    pub fn notify_change(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver that sees every change from now on.
+    pub fn changed(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// May work enqueued at `enqueued_at_ms` run on the managed server, on `model` (or on its
+    /// first loaded model when `None`)?
+    pub async fn assess(&self, enqueued_at_ms: i64, model: Option<&str>) -> Verdict {
+        let now = Instant::now();
+        let age = Duration::from_millis((self.clock.now_ms() - enqueued_at_ms).max(0) as u64);
+        let aged = age >= self.timing.max_age;
+        let age_deadline = (!aged).then(|| now + (self.timing.max_age - age));
+
+        let (live, settle_deadline, next_lapse) = {
+            let mut turns = self.turns.lock().expect("turns lock");
+            turns.prune(now);
+            let settle = turns.last_activity.map(|at| at + self.timing.settle).filter(|&deadline| deadline > now);
+            (turns.leases.len(), settle, turns.leases.values().map(|lease| lease.expires).min())
+        };
+        if !aged && live > 0 {
+            return wait(format!("waiting: {live} live turn(s) in progress"), earliest(&[age_deadline, next_lapse]));
+        }
+        if !aged && settle_deadline.is_some() {
+            return wait("waiting: the settle window after the last turn".into(), earliest(&[age_deadline, settle_deadline]));
+        }
+
+        let reading = self.server.read().await;
+        let recheck = earliest(&[age_deadline, Some(now + SERVER_RECHECK)]);
+        match reading.state {
+            ServerState::Ready => {}
+            ServerState::Absent | ServerState::Invalid | ServerState::Stale => {
+                let why = reading.reason.clone().unwrap_or_else(|| format!("the managed server is {}", reading.state));
+                // The state-file watcher announces the server's return; no need to poll.
+                return wait(format!("waiting for the managed server: {why}"), age_deadline);
+            }
+            ServerState::Starting | ServerState::Unreachable => {
+                let why = reading.reason.clone().unwrap_or_else(|| format!("the managed server is {}", reading.state));
+                return wait(format!("waiting for the managed server: {why}"), recheck);
+            }
+        }
+        let chosen = match model {
+            Some(id) => reading.model(id).cloned(),
+            None => reading.first_loaded_model().cloned().or_else(|| reading.models.first().cloned()),
+        };
+        let Some(chosen) = chosen else {
+            let what = model.map(|id| format!("model `{id}`")).unwrap_or_else(|| "any model".into());
+            return wait(format!("waiting: the managed server does not serve {what}"), recheck);
+        };
+        if aged {
+            return Verdict::Go { model: chosen.id, aged: true, reading };
+        }
+        if chosen.status != ModelStatus::Loaded {
+            return wait(
+                format!(
+                    "waiting: model `{}` is {:?}; learning never loads a model, which could evict yours",
+                    chosen.id, chosen.status
+                )
+                .to_lowercase(),
+                recheck,
+            );
+        }
+        if !reading.idle {
+            return wait(format!("waiting: {} slot(s) busy on the managed server", reading.n_busy_slots()), recheck);
+        }
+        Verdict::Go { model: chosen.id, aged: false, reading }
+    }
+
+    /// Takes the single permit for running learning work on the managed server.
+    pub async fn begin(self: &Arc<Self>, model: &str) -> Permit {
+        let slot = self.managed_slot.clone().acquire_owned().await.expect("the gate's semaphore is never closed");
+        Permit { gate: self.clone(), model: model.to_string(), _slot: slot, turn_starts: self.turn_starts.subscribe() }
+    }
+}
+
+/// Held while learning work runs on the managed server; dropping it lets the next work in.
+pub struct Permit {
+    gate: Arc<IdleGate>,
+    model: String,
+    _slot: OwnedSemaphorePermit,
+    turn_starts: watch::Receiver<u64>,
+}
+
+impl Permit {
+    /// Resolves when the work must yield: a turn starts, or a slot other than ours is busy.
+    ///
+    /// Reads the server every [`PREEMPT_CHECK`] while the work runs, and only then.
+    pub async fn preempted(&mut self) -> Preemption {
+        self.turn_starts.mark_unchanged();
+        let mut ticker = tokio::time::interval_at(Instant::now() + PREEMPT_CHECK, PREEMPT_CHECK);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                changed = self.turn_starts.changed() => {
+                    if changed.is_ok() {
+                        return Preemption::TurnStarted;
+                    }
+                }
+                _ = ticker.tick() => {
+                    let reading = self.gate.server.read().await;
+                    if foreign_busy_slots(&reading, &self.model) > 0 {
+                        return Preemption::ForeignSlotBusy;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Busy slots that are not our one request on `model`.
+fn foreign_busy_slots(reading: &ServerReading, model: &str) -> usize {
+    reading
+        .models
+        .iter()
+        .map(|m| if m.id == model { m.busy_slots.saturating_sub(1) } else { m.busy_slots })
+        .sum()
+}
+
+fn wait(reason: String, recheck_at: Option<Instant>) -> Verdict {
+    Verdict::Wait { reason, recheck_at }
+}
+
+fn earliest(deadlines: &[Option<Instant>]) -> Option<Instant> {
+    deadlines.iter().flatten().min().copied()
+}

@@ -1,0 +1,208 @@
+//! An OpenAI-compatible chat client that streams, so learning work can be cancelled mid-decode.
+//!
+//! Cancelling is dropping: when the future returned by [`LlmClient::chat`] is dropped, the
+//! response stream and its connection close, and llama-server frees the slot on its next write.
+//! The scheduler relies on exactly that for preemption. [`LlmClient`] is a seam: production uses
+//! [`HttpLlmClient`], the simulator a modelled server.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Time allowed to connect and receive response headers.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest silence between two streamed chunks before the server counts as hung.
+const CHUNK_TIMEOUT: Duration = Duration::from_secs(120);
+/// Largest answer accepted, so a runaway model cannot exhaust memory.
+const MAX_REPLY_BYTES: usize = 1024 * 1024;
+
+/// Where a chat request goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatEndpoint {
+    /// OpenAI-compatible base URL, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// Bearer key, if the server wants one.
+    pub api_key: Option<String>,
+    /// Model id.
+    pub model: String,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+/// A chat request: messages, an optional JSON schema the answer must follow, a token cap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    /// The conversation to send.
+    pub messages: Vec<ChatMessage>,
+    /// `response_format` JSON schema, named; the server constrains decoding to it.
+    pub json_schema: Option<(String, Value)>,
+    /// Upper bound on generated tokens.
+    pub max_tokens: u32,
+}
+
+/// The assembled answer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChatReply {
+    /// All streamed content, concatenated.
+    pub text: String,
+    /// Prompt tokens, when the server reported usage.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens, when the server reported usage.
+    pub completion_tokens: Option<u64>,
+}
+
+/// Why a chat request failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// No connection or no answer.
+    #[error("cannot reach {url}: {message}")]
+    Unreachable { url: String, message: String },
+    /// The server answered with an error status.
+    #[error("{url} answered {status}: {message}")]
+    Status { url: String, status: u16, message: String },
+    /// The stream was not what an OpenAI-compatible server sends.
+    #[error("{url} sent an unreadable stream: {message}")]
+    Protocol { url: String, message: String },
+    /// The stream went silent.
+    #[error("{url} sent nothing for {seconds} s; giving up")]
+    Stalled { url: String, seconds: u64 },
+}
+
+/// Sends chat requests; implemented over HTTP here and by the simulator's modelled server.
+pub trait LlmClient: Send + Sync {
+    /// Streams `request` to `endpoint` and returns the whole answer. Dropping the future cancels.
+    fn chat<'a>(&'a self, endpoint: &'a ChatEndpoint, request: ChatRequest) -> BoxFuture<'a, Result<ChatReply, LlmError>>;
+}
+
+/// The production client over `reqwest`.
+#[derive(Clone)]
+pub struct HttpLlmClient {
+    http: reqwest::Client,
+}
+
+impl Default for HttpLlmClient {
+    fn default() -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .expect("building the HTTP client");
+        HttpLlmClient { http }
+    }
+}
+
+impl LlmClient for HttpLlmClient {
+    fn chat<'a>(&'a self, endpoint: &'a ChatEndpoint, request: ChatRequest) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
+        Box::pin(self.stream_chat(endpoint, request))
+    }
+}
+
+impl HttpLlmClient {
+    async fn stream_chat(&self, endpoint: &ChatEndpoint, request: ChatRequest) -> Result<ChatReply, LlmError> {
+        let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
+        let mut body = json!({
+            "model": endpoint.model,
+            "messages": request.messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+            "max_tokens": request.max_tokens,
+        });
+        if let Some((name, schema)) = &request.json_schema {
+            body["response_format"] =
+                json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } });
+        }
+        let mut builder = self.http.post(&url).json(&body);
+        if let Some(key) = &endpoint.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let unreachable = |err: reqwest::Error| LlmError::Unreachable { url: url.clone(), message: err.to_string() };
+        let response = tokio::time::timeout(CONNECT_TIMEOUT, builder.send())
+            .await
+            .map_err(|_| LlmError::Stalled { url: url.clone(), seconds: CONNECT_TIMEOUT.as_secs() })?
+            .map_err(unreachable)?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            let message = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+                .unwrap_or_else(|| text.chars().take(200).collect());
+            return Err(LlmError::Status { url, status: status.as_u16(), message });
+        }
+
+        let mut stream = response.bytes_stream();
+        let mut decoder = SseDecoder::default();
+        let mut reply = ChatReply::default();
+        loop {
+            let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.next()).await {
+                Err(_) => return Err(LlmError::Stalled { url, seconds: CHUNK_TIMEOUT.as_secs() }),
+                Ok(None) => break,
+                Ok(Some(chunk)) => chunk.map_err(unreachable)?,
+            };
+            for data in decoder.push(&chunk) {
+                if data == "[DONE]" {
+                    return Ok(reply);
+                }
+                let value: Value = serde_json::from_str(&data)
+                    .map_err(|err| LlmError::Protocol { url: url.clone(), message: format!("chunk is not JSON: {err}") })?;
+                if let Some(message) = value["error"]["message"].as_str() {
+                    return Err(LlmError::Status { url, status: 500, message: message.to_string() });
+                }
+                if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
+                    reply.text.push_str(delta);
+                }
+                if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+                    reply.prompt_tokens = usage["prompt_tokens"].as_u64();
+                    reply.completion_tokens = usage["completion_tokens"].as_u64();
+                }
+                if reply.text.len() > MAX_REPLY_BYTES {
+                    return Err(LlmError::Protocol { url, message: format!("answer exceeds {MAX_REPLY_BYTES} bytes") });
+                }
+            }
+        }
+        Err(LlmError::Protocol { url, message: "the stream ended without [DONE]".into() })
+    }
+}
+
+/// Splits a byte stream into SSE `data:` payloads, across chunk boundaries.
+#[derive(Default)]
+struct SseDecoder {
+    pending: Vec<u8>,
+}
+
+impl SseDecoder {
+    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.pending.extend_from_slice(bytes);
+        let mut payloads = Vec::new();
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            if let Some(data) = line.trim_end().strip_prefix("data:") {
+                payloads.push(data.trim_start().to_string());
+            }
+        }
+        payloads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_payloads_survive_chunk_boundaries() {
+        let mut decoder = SseDecoder::default();
+        assert!(decoder.push(b"data: {\"a\"").is_empty());
+        assert_eq!(decoder.push(b":1}\n\ndata: [DONE]\n"), vec!["{\"a\":1}".to_string(), "[DONE]".to_string()]);
+        assert!(decoder.push(b": keep-alive comment\n").is_empty());
+    }
+}

@@ -1,0 +1,482 @@
+//! The durable review queue: every SQL statement about reviews and their candidates.
+//!
+//! Invariants, enforced here and by the schema: at most one `queued` review per session; the
+//! newest snapshot of a session wins; a slot keeps its original enqueue time through coalescing
+//! and requeues; a requeued older snapshot never replaces a newer queued one; a review's
+//! candidates are written in the same transaction that marks it `done`, at most once.
+
+use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{ChatEndpoint, ChatMessage};
+use crate::store::StoreError;
+
+/// Where a review is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewStatus {
+    /// Waiting for its turn (or for a lull).
+    Queued,
+    /// On an LLM now.
+    Running,
+    /// Finished; its candidates are stored.
+    Done,
+    /// Gave up after repeated errors; `last_error` says why.
+    Failed,
+    /// Removed without running (by a person, or because reviews are disabled).
+    Dropped,
+    /// Replaced by a newer snapshot of the same session.
+    Superseded,
+}
+
+impl ReviewStatus {
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewStatus::Queued => "queued",
+            ReviewStatus::Running => "running",
+            ReviewStatus::Done => "done",
+            ReviewStatus::Failed => "failed",
+            ReviewStatus::Dropped => "dropped",
+            ReviewStatus::Superseded => "superseded",
+        }
+    }
+
+    fn parse(text: &str) -> Result<ReviewStatus, StoreError> {
+        serde_json::from_value(serde_json::Value::String(text.to_string()))
+            .map_err(|_| StoreError::Corrupt { what: "review status".into(), message: text.to_string() })
+    }
+}
+
+/// A review as stored, transcript included.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Review {
+    /// Its id.
+    pub id: String,
+    /// The agent's session it came from.
+    pub session_key: String,
+    /// Where it is.
+    pub status: ReviewStatus,
+    /// When its queue slot was first taken (unix ms).
+    pub enqueued_at: i64,
+    /// Runs started, preempted ones included.
+    pub attempts: u32,
+    /// Runs that ended in an error.
+    pub failures: u32,
+    /// The last error or preemption, for the person.
+    pub last_error: Option<String>,
+    /// The transcript snapshot's time (unix ms).
+    pub snapshot_at: i64,
+    /// An explicit focus from the agent; set means "run now".
+    pub focus: Option<String>,
+    /// The agent's runtime, when it sent one.
+    #[serde(skip)]
+    pub runtime: Option<ChatEndpoint>,
+    /// The transcript.
+    #[serde(skip)]
+    pub messages: Vec<ChatMessage>,
+    /// Token usage and time of the run that finished it.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens of that run.
+    pub completion_tokens: Option<u64>,
+    /// Its duration in milliseconds.
+    pub duration_ms: Option<u64>,
+}
+
+/// A new review from an agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewReview {
+    /// The agent's session.
+    pub session_key: String,
+    /// The transcript.
+    pub messages: Vec<ChatMessage>,
+    /// An explicit focus ("run now").
+    pub focus: Option<String>,
+    /// The snapshot's time; defaults to now.
+    pub snapshot_at: i64,
+    /// Where to run it, if the agent says.
+    pub runtime: Option<ChatEndpoint>,
+}
+
+/// What enqueueing did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enqueued {
+    /// The queue slot's review id (an existing one when coalesced).
+    pub review_id: String,
+    /// True when the session already had a queued review.
+    pub coalesced: bool,
+}
+
+/// A candidate as a review proposes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateProposal {
+    /// The skill's name (lowercase-hyphen).
+    pub skill: String,
+    /// `create` or `update`.
+    pub kind: String,
+    /// Why it is worth learning.
+    pub rationale: String,
+    /// Indexes of the messages that show it.
+    pub evidence: Vec<u32>,
+    /// 0..1, higher first.
+    pub priority: f64,
+    /// 0..1.
+    pub confidence: f64,
+    /// Names of related skills.
+    pub related: Vec<String>,
+}
+
+/// A stored candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Its id.
+    pub id: String,
+    /// The review it came from.
+    pub review_id: String,
+    /// `open`, then whatever the skill-learning worker makes of it.
+    pub status: String,
+    /// When it was stored (unix ms).
+    pub created_at: i64,
+    /// What was proposed.
+    #[serde(flatten)]
+    pub proposal: CandidateProposal,
+}
+
+/// A finished run's measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunUsage {
+    /// Prompt tokens, if reported.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens, if reported.
+    pub completion_tokens: Option<u64>,
+    /// Wall time of the run.
+    pub duration_ms: u64,
+}
+
+const REVIEW_COLUMNS: &str = "id, session_key, status, enqueued_at, attempts, failures, last_error, snapshot_at, \
+     focus, runtime, messages, prompt_tokens, completion_tokens, duration_ms";
+
+fn review_from_row(row: &Row<'_>) -> rusqlite::Result<(Review, String, Option<String>)> {
+    Ok((
+        Review {
+            id: row.get(0)?,
+            session_key: row.get(1)?,
+            status: ReviewStatus::Queued,
+            enqueued_at: row.get(3)?,
+            attempts: row.get(4)?,
+            failures: row.get(5)?,
+            last_error: row.get(6)?,
+            snapshot_at: row.get(7)?,
+            focus: row.get(8)?,
+            runtime: None,
+            messages: Vec::new(),
+            prompt_tokens: row.get(11)?,
+            completion_tokens: row.get(12)?,
+            duration_ms: row.get(13)?,
+        },
+        row.get::<_, String>(2)?,
+        row.get::<_, Option<String>>(9)?,
+    ))
+}
+
+fn load_reviews(
+    connection: &Connection,
+    where_clause: &str,
+    params: impl rusqlite::Params,
+    with_transcript: bool,
+) -> Result<Vec<Review>, StoreError> {
+    let sql = format!("SELECT {REVIEW_COLUMNS} FROM reviews {where_clause}");
+    let mut statement = connection.prepare_cached(&sql)?;
+    let mut rows = statement.query(params)?;
+    let mut reviews = Vec::new();
+    while let Some(row) = rows.next()? {
+        let (mut review, status, runtime) = review_from_row(row)?;
+        review.status = ReviewStatus::parse(&status)?;
+        review.runtime = runtime.as_deref().map(|text| decode("review runtime", text)).transpose()?;
+        if with_transcript {
+            review.messages = decode("review transcript", &row.get::<_, String>(10)?)?;
+        }
+        reviews.push(review);
+    }
+    Ok(reviews)
+}
+
+fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|err| StoreError::Corrupt { what: what.into(), message: err.to_string() })
+}
+
+fn encode<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("review fields serialise")
+}
+
+/// Puts `review` in its session's queue slot: a new slot, or the newer snapshot in the existing one.
+pub fn enqueue(connection: &mut Connection, review: &NewReview, now_ms: i64) -> Result<Enqueued, StoreError> {
+    let transaction = connection.transaction()?;
+    let existing: Option<(String, i64)> = transaction
+        .query_row(
+            "SELECT id, snapshot_at FROM reviews WHERE session_key = ?1 AND status = 'queued'",
+            [&review.session_key],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    let enqueued = match existing {
+        Some((id, queued_snapshot)) => {
+            if review.snapshot_at >= queued_snapshot {
+                transaction.execute(
+                    "UPDATE reviews SET messages = ?2, focus = ?3, snapshot_at = ?4, runtime = ?5, updated_at = ?6
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        encode(&review.messages),
+                        review.focus,
+                        review.snapshot_at,
+                        review.runtime.as_ref().map(encode),
+                        now_ms
+                    ],
+                )?;
+            }
+            Enqueued { review_id: id, coalesced: true }
+        }
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            transaction.execute(
+                "INSERT INTO reviews (id, session_key, status, messages, focus, snapshot_at, runtime, enqueued_at, updated_at)
+                 VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?7)",
+                params![
+                    id,
+                    review.session_key,
+                    encode(&review.messages),
+                    review.focus,
+                    review.snapshot_at,
+                    review.runtime.as_ref().map(encode),
+                    now_ms
+                ],
+            )?;
+            Enqueued { review_id: id, coalesced: false }
+        }
+    };
+    transaction.commit()?;
+    Ok(enqueued)
+}
+
+/// The review that has waited longest, transcript included.
+pub fn oldest_queued(connection: &Connection) -> Result<Option<Review>, StoreError> {
+    Ok(load_reviews(connection, "WHERE status = 'queued' ORDER BY enqueued_at, rowid LIMIT 1", [], true)?.pop())
+}
+
+/// One review by id, transcript included.
+pub fn get(connection: &Connection, id: &str) -> Result<Option<Review>, StoreError> {
+    Ok(load_reviews(connection, "WHERE id = ?1", [id], true)?.pop())
+}
+
+/// Reviews, newest first, optionally of one status.
+pub fn list(connection: &Connection, status: Option<ReviewStatus>) -> Result<Vec<Review>, StoreError> {
+    match status {
+        Some(status) => load_reviews(
+            connection,
+            "WHERE status = ?1 ORDER BY enqueued_at DESC LIMIT 500",
+            [status.as_str()],
+            false,
+        ),
+        None => load_reviews(connection, "ORDER BY enqueued_at DESC LIMIT 500", [], false),
+    }
+}
+
+/// Claims a queued review for running; `None` if it is no longer queued (someone else took it).
+pub fn start(connection: &mut Connection, id: &str, now_ms: i64) -> Result<Option<Review>, StoreError> {
+    let claimed = connection.execute(
+        "UPDATE reviews SET status = 'running', attempts = attempts + 1, updated_at = ?2
+         WHERE id = ?1 AND status = 'queued'",
+        params![id, now_ms],
+    )?;
+    if claimed == 0 {
+        return Ok(None);
+    }
+    get(connection, id)
+}
+
+/// Puts a running review back in its session's slot, keeping its enqueue time.
+///
+/// If the session queued a newer snapshot meanwhile, that one keeps the slot (with the older,
+/// earlier enqueue time) and this one becomes `superseded`. Returns the status it ended in.
+pub fn requeue(connection: &mut Connection, id: &str, reason: &str, now_ms: i64) -> Result<ReviewStatus, StoreError> {
+    let transaction = connection.transaction()?;
+    let status = requeue_in(&transaction, id, reason, now_ms)?;
+    transaction.commit()?;
+    Ok(status)
+}
+
+fn requeue_in(transaction: &Transaction<'_>, id: &str, reason: &str, now_ms: i64) -> Result<ReviewStatus, StoreError> {
+    let (session_key, snapshot_at, enqueued_at): (String, i64, i64) = transaction.query_row(
+        "SELECT session_key, snapshot_at, enqueued_at FROM reviews WHERE id = ?1",
+        [id],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    let newer: Option<(String, i64)> = transaction
+        .query_row(
+            "SELECT id, snapshot_at FROM reviews WHERE session_key = ?1 AND status = 'queued' AND id != ?2",
+            params![session_key, id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    match newer {
+        Some((newer_id, newer_snapshot)) if newer_snapshot >= snapshot_at => {
+            transaction.execute(
+                "UPDATE reviews SET enqueued_at = MIN(enqueued_at, ?2), updated_at = ?3 WHERE id = ?1",
+                params![newer_id, enqueued_at, now_ms],
+            )?;
+            transaction.execute(
+                "UPDATE reviews SET status = 'superseded', last_error = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, format!("{reason}; a newer snapshot of the session took its place"), now_ms],
+            )?;
+            Ok(ReviewStatus::Superseded)
+        }
+        Some((older_id, _)) => {
+            transaction.execute(
+                "UPDATE reviews SET status = 'superseded', last_error = 'a newer snapshot was requeued', updated_at = ?2
+                 WHERE id = ?1",
+                params![older_id, now_ms],
+            )?;
+            mark_queued(transaction, id, reason, now_ms)
+        }
+        None => mark_queued(transaction, id, reason, now_ms),
+    }
+}
+
+fn mark_queued(transaction: &Transaction<'_>, id: &str, reason: &str, now_ms: i64) -> Result<ReviewStatus, StoreError> {
+    transaction.execute(
+        "UPDATE reviews SET status = 'queued', last_error = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, reason, now_ms],
+    )?;
+    Ok(ReviewStatus::Queued)
+}
+
+/// Requeues every review left `running` by a crash or a kill; returns their ids.
+pub fn recover_running(connection: &mut Connection, now_ms: i64) -> Result<Vec<String>, StoreError> {
+    let transaction = connection.transaction()?;
+    let ids: Vec<String> = {
+        let mut statement = transaction.prepare("SELECT id FROM reviews WHERE status = 'running' ORDER BY enqueued_at")?;
+        let ids = statement.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        ids
+    };
+    for id in &ids {
+        requeue_in(&transaction, id, "interrupted: Lull stopped while it ran", now_ms)?;
+    }
+    transaction.commit()?;
+    Ok(ids)
+}
+
+/// Records a failed run: back to the queue, or `failed` once `max_failures` is reached.
+pub fn record_failure(
+    connection: &mut Connection,
+    id: &str,
+    error: &str,
+    max_failures: u32,
+    now_ms: i64,
+) -> Result<ReviewStatus, StoreError> {
+    let transaction = connection.transaction()?;
+    let failures: u32 = transaction.query_row(
+        "UPDATE reviews SET failures = failures + 1, last_error = ?2, updated_at = ?3 WHERE id = ?1 RETURNING failures",
+        params![id, error, now_ms],
+        |row| row.get(0),
+    )?;
+    let status = if failures >= max_failures {
+        transaction.execute(
+            "UPDATE reviews SET status = 'failed', finished_at = ?2 WHERE id = ?1",
+            params![id, now_ms],
+        )?;
+        ReviewStatus::Failed
+    } else {
+        requeue_in(&transaction, id, error, now_ms)?
+    };
+    transaction.commit()?;
+    Ok(status)
+}
+
+/// Marks a running review `done` and stores its candidates, in one transaction.
+///
+/// Candidates are keyed by (review, skill, kind), so a replay after a crash adds no twins.
+pub fn complete(
+    connection: &mut Connection,
+    id: &str,
+    proposals: &[CandidateProposal],
+    usage: RunUsage,
+    now_ms: i64,
+) -> Result<usize, StoreError> {
+    let transaction = connection.transaction()?;
+    let mut stored = 0;
+    for proposal in proposals {
+        stored += transaction.execute(
+            "INSERT OR IGNORE INTO candidates
+                 (id, review_id, skill, kind, rationale, evidence, priority, confidence, related, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                uuid::Uuid::new_v4().to_string(),
+                id,
+                proposal.skill,
+                proposal.kind,
+                proposal.rationale,
+                encode(&proposal.evidence),
+                proposal.priority,
+                proposal.confidence,
+                encode(&proposal.related),
+                now_ms
+            ],
+        )?;
+    }
+    transaction.execute(
+        "UPDATE reviews SET status = 'done', last_error = NULL, prompt_tokens = ?2, completion_tokens = ?3,
+             duration_ms = ?4, finished_at = ?5, updated_at = ?5
+         WHERE id = ?1",
+        params![id, usage.prompt_tokens, usage.completion_tokens, usage.duration_ms, now_ms],
+    )?;
+    transaction.commit()?;
+    Ok(stored)
+}
+
+/// Drops a queued review with a recorded reason; false if it was not queued.
+pub fn drop_queued(connection: &Connection, id: &str, reason: &str, now_ms: i64) -> Result<bool, StoreError> {
+    let changed = connection.execute(
+        "UPDATE reviews SET status = 'dropped', last_error = ?2, updated_at = ?3, finished_at = ?3
+         WHERE id = ?1 AND status = 'queued'",
+        params![id, reason, now_ms],
+    )?;
+    Ok(changed == 1)
+}
+
+/// `(queued, running)` counts for the status.
+pub fn counts(connection: &Connection) -> Result<(u64, u64), StoreError> {
+    Ok(connection.query_row(
+        "SELECT COUNT(*) FILTER (WHERE status = 'queued'), COUNT(*) FILTER (WHERE status = 'running') FROM reviews",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?)
+}
+
+/// Candidates, newest first, optionally of one status.
+pub fn list_candidates(connection: &Connection, status: Option<&str>) -> Result<Vec<Candidate>, StoreError> {
+    let mut statement = connection.prepare_cached(
+        "SELECT id, review_id, status, created_at, skill, kind, rationale, evidence, priority, confidence, related
+         FROM candidates WHERE ?1 IS NULL OR status = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 500",
+    )?;
+    let mut rows = statement.query([status])?;
+    let mut candidates = Vec::new();
+    while let Some(row) = rows.next()? {
+        candidates.push(Candidate {
+            id: row.get(0)?,
+            review_id: row.get(1)?,
+            status: row.get(2)?,
+            created_at: row.get(3)?,
+            proposal: CandidateProposal {
+                skill: row.get(4)?,
+                kind: row.get(5)?,
+                rationale: row.get(6)?,
+                evidence: decode("candidate evidence", &row.get::<_, String>(7)?)?,
+                priority: row.get(8)?,
+                confidence: row.get(9)?,
+                related: decode("candidate related skills", &row.get::<_, String>(10)?)?,
+            },
+        });
+    }
+    Ok(candidates)
+}
