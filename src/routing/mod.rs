@@ -1,1 +1,55 @@
-//! Skill routing head (being written).
+//! Skill routing (DESIGN §2.3): rank the known skills for a request, and learn from outcomes
+//! which skill really helps.
+//!
+//! A request and every skill are embedded (by an [`Embedder`]: the managed server's
+//! `/v1/embeddings`, or the built-in [`HashedEmbedder`]). Skills are ranked by cosine
+//! similarity, re-ranked by a small learned [`RoutingHead`] once it has seen enough outcomes,
+//! and each reported outcome is a REINFORCE step on the forward pass that ranked the chosen
+//! skill.
+//!
+//! - [`Embedder`], [`HashedEmbedder`]: text → vector, with a deterministic offline fallback.
+//! - [`RoutingHead`], [`HeadConfig`]: the MLP re-ranker over a table of skills. Its first layer
+//!   is split so ranking N skills costs one matrix-vector product for the query plus a few
+//!   passes over `hidden_size` floats per skill.
+//! - [`Ranking`], [`RankedSkill`], [`ForwardPass`], [`Outcome`]: what a ranking returns, what
+//!   the engine keeps per `route_id`, and what it hands back with the outcome.
+//! - [`SharedRoutingHead`]: the one head every session shares, with lossless concurrent
+//!   updates, a save signal every `persist_interval` updates, and one-lock snapshots.
+//! - [`HeadSnapshot`]: weights, baseline and count as plain data and as checksummed bytes.
+//! - [`reference`]: the same model as plain per-candidate loops, the yardstick for tests and
+//!   benchmarks.
+//!
+//! This module knows nothing of SQLite, HTTP, route ids or the skills directory: the engine
+//! stores snapshots and outcomes, keeps forward passes per route, and feeds skills in.
+//!
+//! ```
+//! use lull::routing::{Embedder, HashedEmbedder, HeadConfig, Outcome, RoutingHead, SharedRoutingHead};
+//!
+//! let embedder = HashedEmbedder::default();
+//! let mut head = RoutingHead::new(embedder.dim(), HeadConfig::default());
+//! head.upsert_skill("deploy", &embedder.embed_text("deploy a service to staging")).unwrap();
+//! head.upsert_skill("haiku", &embedder.embed_text("write a short poem")).unwrap();
+//! let shared = SharedRoutingHead::new(head);
+//!
+//! let ranking = shared.rank(&embedder.embed_text("please deploy to staging"), 5).unwrap();
+//! assert_eq!(ranking.ranked[0].skill, "deploy");
+//!
+//! // Later, the agent reports how the chosen skill did.
+//! let pass = ranking.pass_for("deploy").unwrap();
+//! let applied = shared.apply_outcome(pass, Outcome::Success).unwrap();
+//! assert_eq!(applied.update_count, 1);
+//! ```
+
+mod embedder;
+mod head;
+pub mod reference;
+mod shared;
+mod snapshot;
+
+pub use embedder::{EmbedError, Embedder, HashedEmbedder, DEFAULT_HASHED_DIM};
+pub use head::{
+    CandidateFeatures, ForwardPass, HeadConfig, Outcome, RankedSkill, Ranking, RoutingError,
+    RoutingHead, SkillStats, LOG_USES_SCALE, SCALAR_FEATURE_COUNT,
+};
+pub use shared::{HeadStatus, OutcomeApplied, SharedRoutingHead};
+pub use snapshot::{HeadSnapshot, SnapshotError, SNAPSHOT_FORMAT_VERSION};
