@@ -13,7 +13,9 @@ use crate::config::{Config, DeferMode, Paths};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
-use crate::reviews::{queue, Activity, Candidate, Decision, NewReview, Review, ReviewStatus, ReviewWorker};
+use crate::reviews::{
+    queue, Activity, Candidate, Decision, NewReview, Review, ReviewStatus, ReviewWorker,
+};
 use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
 use crate::store::{now_ms, Store, StoreError};
@@ -157,7 +159,11 @@ impl Engine {
     }
 
     /// [`Engine::open`] with the given seams.
-    pub async fn open_with(config: Config, paths: Paths, seams: Seams) -> Result<Engine, EngineError> {
+    pub async fn open_with(
+        config: Config,
+        paths: Paths,
+        seams: Seams,
+    ) -> Result<Engine, EngineError> {
         create_private_dir(&paths.data_dir)?;
         let store = match seams.store {
             Some(store) => store,
@@ -176,7 +182,11 @@ impl Engine {
             .await?;
         let events = EventBus::default();
         let settings = watch::channel(settings).0;
-        let gate = Arc::new(IdleGate::new(GateTiming::from(&config.scheduler), EngineClock::start(), seams.server.clone()));
+        let gate = Arc::new(IdleGate::new(
+            GateTiming::from(&config.scheduler),
+            EngineClock::start(),
+            seams.server.clone(),
+        ));
         let reviews = Arc::new(ReviewWorker::new(
             store.clone(),
             gate.clone(),
@@ -189,7 +199,12 @@ impl Engine {
         let shutdown = watch::channel(false).0;
         tokio::spawn(reviews.clone().run(shutdown.subscribe()));
         if let Some(changes) = seams.server_changes {
-            tokio::spawn(forward_server_changes(changes, gate.clone(), events.clone(), shutdown.subscribe()));
+            tokio::spawn(forward_server_changes(
+                changes,
+                gate.clone(),
+                events.clone(),
+                shutdown.subscribe(),
+            ));
         }
         let engine = Engine {
             inner: Arc::new(EngineInner {
@@ -205,7 +220,10 @@ impl Engine {
                 shutdown,
             }),
         };
-        engine.inner.events.emit(EngineEvent::EngineStarted { version: VERSION.to_string(), generation });
+        engine.inner.events.emit(EngineEvent::EngineStarted {
+            version: VERSION.to_string(),
+            generation,
+        });
         Ok(engine)
     }
 
@@ -274,7 +292,9 @@ impl Engine {
     /// Records a live turn (the agent is about to use the GPU); returns its lease id.
     pub fn start_turn(&self) -> String {
         let lease_id = self.inner.gate.turn_started();
-        self.inner.events.emit(EngineEvent::TurnStarted { lease_id: lease_id.clone() });
+        self.inner.events.emit(EngineEvent::TurnStarted {
+            lease_id: lease_id.clone(),
+        });
         lease_id
     }
 
@@ -285,28 +305,42 @@ impl Engine {
                 "no live turn with lease {lease_id}: it finished already or lapsed after turn_lease_s"
             )));
         }
-        self.inner.events.emit(EngineEvent::TurnFinished { lease_id: lease_id.to_string() });
+        self.inner.events.emit(EngineEvent::TurnFinished {
+            lease_id: lease_id.to_string(),
+        });
         Ok(())
     }
 
     /// Takes a finished conversation for review.
-    pub async fn submit_review(&self, submission: ReviewSubmission) -> Result<(String, Decision), EngineError> {
+    pub async fn submit_review(
+        &self,
+        submission: ReviewSubmission,
+    ) -> Result<(String, Decision), EngineError> {
         if submission.session_key.trim().is_empty() {
             return Err(EngineError::Invalid("session_key must not be empty".into()));
         }
         if submission.messages.is_empty() {
-            return Err(EngineError::Invalid("messages must hold the conversation; it is empty".into()));
+            return Err(EngineError::Invalid(
+                "messages must hold the conversation; it is empty".into(),
+            ));
         }
         if let Some(runtime) = &submission.runtime {
-            if !(runtime.base_url.starts_with("http://") || runtime.base_url.starts_with("https://")) {
-                return Err(EngineError::Invalid(format!("runtime.base_url `{}` is not an http(s) URL", runtime.base_url)));
+            if !(runtime.base_url.starts_with("http://")
+                || runtime.base_url.starts_with("https://"))
+            {
+                return Err(EngineError::Invalid(format!(
+                    "runtime.base_url `{}` is not an http(s) URL",
+                    runtime.base_url
+                )));
             }
         }
         let review = NewReview {
             session_key: submission.session_key,
             messages: submission.messages,
             focus: submission.focus.filter(|focus| !focus.trim().is_empty()),
-            snapshot_at: submission.snapshot_at.unwrap_or_else(|| self.inner.gate.clock().now_ms()),
+            snapshot_at: submission
+                .snapshot_at
+                .unwrap_or_else(|| self.inner.gate.clock().now_ms()),
             runtime: submission.runtime,
         };
         Ok(self.inner.reviews.submit(review).await?)
@@ -314,7 +348,11 @@ impl Engine {
 
     /// Reviews, newest first.
     pub async fn reviews(&self, status: Option<ReviewStatus>) -> Result<Vec<Review>, EngineError> {
-        Ok(self.inner.store.call(move |c| queue::list(c, status)).await?)
+        Ok(self
+            .inner
+            .store
+            .call(move |c| queue::list(c, status))
+            .await?)
     }
 
     /// Runs a queued review now, whatever the gate says (a person asked).
@@ -329,28 +367,42 @@ impl Engine {
     /// Drops a queued review.
     pub async fn drop_review(&self, id: &str) -> Result<(), EngineError> {
         self.require_queued(id).await?;
-        if !self.inner.reviews.drop_review(id, "dropped by request").await? {
-            return Err(EngineError::Conflict(format!("review {id} started meanwhile; it can no longer be dropped")));
+        if !self
+            .inner
+            .reviews
+            .drop_review(id, "dropped by request")
+            .await?
+        {
+            return Err(EngineError::Conflict(format!(
+                "review {id} started meanwhile; it can no longer be dropped"
+            )));
         }
         Ok(())
     }
 
     async fn require_queued(&self, id: &str) -> Result<(), EngineError> {
         let id_owned = id.to_string();
-        let review = self.inner.store.call(move |c| queue::get(c, &id_owned)).await?;
+        let review = self
+            .inner
+            .store
+            .call(move |c| queue::get(c, &id_owned))
+            .await?;
         match review {
             None => Err(EngineError::NotFound(format!("no review with id {id}"))),
-            Some(review) if review.status != ReviewStatus::Queued => Err(EngineError::Conflict(format!(
-                "review {id} is {}, not queued",
-                review.status.as_str()
-            ))),
+            Some(review) if review.status != ReviewStatus::Queued => Err(EngineError::Conflict(
+                format!("review {id} is {}, not queued", review.status.as_str()),
+            )),
             Some(_) => Ok(()),
         }
     }
 
     /// Candidates, newest first.
     pub async fn candidates(&self, status: Option<String>) -> Result<Vec<Candidate>, EngineError> {
-        Ok(self.inner.store.call(move |c| queue::list_candidates(c, status.as_deref())).await?)
+        Ok(self
+            .inner
+            .store
+            .call(move |c| queue::list_candidates(c, status.as_deref()))
+            .await?)
     }
 
     /// Stops the workers and lets in-flight database work finish; call once before exiting.

@@ -39,7 +39,10 @@ pub struct EngineClock {
 impl EngineClock {
     /// A clock reading the wall time now.
     pub fn start() -> EngineClock {
-        EngineClock { origin_ms: crate::store::now_ms(), origin: Instant::now() }
+        EngineClock {
+            origin_ms: crate::store::now_ms(),
+            origin: Instant::now(),
+        }
     }
 
     /// Milliseconds since the Unix epoch.
@@ -122,8 +125,12 @@ struct Turns {
 impl Turns {
     /// Forgets lapsed leases, counting their expiry as activity.
     fn prune(&mut self, now: Instant) {
-        let lapsed: Vec<Instant> =
-            self.leases.values().filter(|lease| lease.expires <= now).map(|lease| lease.expires).collect();
+        let lapsed: Vec<Instant> = self
+            .leases
+            .values()
+            .filter(|lease| lease.expires <= now)
+            .map(|lease| lease.expires)
+            .collect();
         if lapsed.is_empty() {
             return;
         }
@@ -178,7 +185,12 @@ impl IdleGate {
         {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
-            turns.leases.insert(lease_id.clone(), Lease { expires: now + self.timing.turn_lease });
+            turns.leases.insert(
+                lease_id.clone(),
+                Lease {
+                    expires: now + self.timing.turn_lease,
+                },
+            );
             turns.last_activity = Some(now);
         }
         self.turn_starts.send_modify(|n| *n += 1);
@@ -231,14 +243,27 @@ impl IdleGate {
         let (live, settle_deadline, next_lapse) = {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
-            let settle = turns.last_activity.map(|at| at + self.timing.settle).filter(|&deadline| deadline > now);
-            (turns.leases.len(), settle, turns.leases.values().map(|lease| lease.expires).min())
+            let settle = turns
+                .last_activity
+                .map(|at| at + self.timing.settle)
+                .filter(|&deadline| deadline > now);
+            (
+                turns.leases.len(),
+                settle,
+                turns.leases.values().map(|lease| lease.expires).min(),
+            )
         };
         if !aged && live > 0 {
-            return wait(format!("waiting: {live} live turn(s) in progress"), earliest(&[age_deadline, next_lapse]));
+            return wait(
+                format!("waiting: {live} live turn(s) in progress"),
+                earliest(&[age_deadline, next_lapse]),
+            );
         }
         if !aged && settle_deadline.is_some() {
-            return wait("waiting: the settle window after the last turn".into(), earliest(&[age_deadline, settle_deadline]));
+            return wait(
+                "waiting: the settle window after the last turn".into(),
+                earliest(&[age_deadline, settle_deadline]),
+            );
         }
 
         let reading = self.server.read().await;
@@ -246,25 +271,46 @@ impl IdleGate {
         match reading.state {
             ServerState::Ready => {}
             ServerState::Absent | ServerState::Invalid | ServerState::Stale => {
-                let why = reading.reason.clone().unwrap_or_else(|| format!("the managed server is {}", reading.state));
+                let why = reading
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("the managed server is {}", reading.state));
                 // The state-file watcher announces the server's return; no need to poll.
-                return wait(format!("waiting for the managed server: {why}"), age_deadline);
+                return wait(
+                    format!("waiting for the managed server: {why}"),
+                    age_deadline,
+                );
             }
             ServerState::Starting | ServerState::Unreachable => {
-                let why = reading.reason.clone().unwrap_or_else(|| format!("the managed server is {}", reading.state));
+                let why = reading
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("the managed server is {}", reading.state));
                 return wait(format!("waiting for the managed server: {why}"), recheck);
             }
         }
         let chosen = match model {
             Some(id) => reading.model(id).cloned(),
-            None => reading.first_loaded_model().cloned().or_else(|| reading.models.first().cloned()),
+            None => reading
+                .first_loaded_model()
+                .cloned()
+                .or_else(|| reading.models.first().cloned()),
         };
         let Some(chosen) = chosen else {
-            let what = model.map(|id| format!("model `{id}`")).unwrap_or_else(|| "any model".into());
-            return wait(format!("waiting: the managed server does not serve {what}"), recheck);
+            let what = model
+                .map(|id| format!("model `{id}`"))
+                .unwrap_or_else(|| "any model".into());
+            return wait(
+                format!("waiting: the managed server does not serve {what}"),
+                recheck,
+            );
         };
         if aged {
-            return Verdict::Go { model: chosen.id, aged: true, reading };
+            return Verdict::Go {
+                model: chosen.id,
+                aged: true,
+                reading,
+            };
         }
         if chosen.status != ModelStatus::Loaded {
             return wait(
@@ -277,15 +323,35 @@ impl IdleGate {
             );
         }
         if !reading.idle {
-            return wait(format!("waiting: {} slot(s) busy on the managed server", reading.n_busy_slots()), recheck);
+            return wait(
+                format!(
+                    "waiting: {} slot(s) busy on the managed server",
+                    reading.n_busy_slots()
+                ),
+                recheck,
+            );
         }
-        Verdict::Go { model: chosen.id, aged: false, reading }
+        Verdict::Go {
+            model: chosen.id,
+            aged: false,
+            reading,
+        }
     }
 
     /// Takes the single permit for running learning work on the managed server.
     pub async fn begin(self: &Arc<Self>, model: &str) -> Permit {
-        let slot = self.managed_slot.clone().acquire_owned().await.expect("the gate's semaphore is never closed");
-        Permit { gate: self.clone(), model: model.to_string(), _slot: slot, turn_starts: self.turn_starts.subscribe() }
+        let slot = self
+            .managed_slot
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the gate's semaphore is never closed");
+        Permit {
+            gate: self.clone(),
+            model: model.to_string(),
+            _slot: slot,
+            turn_starts: self.turn_starts.subscribe(),
+        }
     }
 }
 
@@ -328,7 +394,13 @@ fn foreign_busy_slots(reading: &ServerReading, model: &str) -> usize {
     reading
         .models
         .iter()
-        .map(|m| if m.id == model { m.busy_slots.saturating_sub(1) } else { m.busy_slots })
+        .map(|m| {
+            if m.id == model {
+                m.busy_slots.saturating_sub(1)
+            } else {
+                m.busy_slots
+            }
+        })
         .sum()
 }
 

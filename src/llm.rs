@@ -69,7 +69,11 @@ pub enum LlmError {
     Unreachable { url: String, message: String },
     /// The server answered with an error status.
     #[error("{url} answered {status}: {message}")]
-    Status { url: String, status: u16, message: String },
+    Status {
+        url: String,
+        status: u16,
+        message: String,
+    },
     /// The stream was not what an OpenAI-compatible server sends.
     #[error("{url} sent an unreadable stream: {message}")]
     Protocol { url: String, message: String },
@@ -81,7 +85,11 @@ pub enum LlmError {
 /// Sends chat requests; implemented over HTTP here and by the simulator's modelled server.
 pub trait LlmClient: Send + Sync {
     /// Streams `request` to `endpoint` and returns the whole answer. Dropping the future cancels.
-    fn chat<'a>(&'a self, endpoint: &'a ChatEndpoint, request: ChatRequest) -> BoxFuture<'a, Result<ChatReply, LlmError>>;
+    fn chat<'a>(
+        &'a self,
+        endpoint: &'a ChatEndpoint,
+        request: ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, LlmError>>;
 }
 
 /// The production client over `reqwest`.
@@ -101,14 +109,25 @@ impl Default for HttpLlmClient {
 }
 
 impl LlmClient for HttpLlmClient {
-    fn chat<'a>(&'a self, endpoint: &'a ChatEndpoint, request: ChatRequest) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
+    fn chat<'a>(
+        &'a self,
+        endpoint: &'a ChatEndpoint,
+        request: ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
         Box::pin(self.stream_chat(endpoint, request))
     }
 }
 
 impl HttpLlmClient {
-    async fn stream_chat(&self, endpoint: &ChatEndpoint, request: ChatRequest) -> Result<ChatReply, LlmError> {
-        let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
+    async fn stream_chat(
+        &self,
+        endpoint: &ChatEndpoint,
+        request: ChatRequest,
+    ) -> Result<ChatReply, LlmError> {
+        let url = format!(
+            "{}/chat/completions",
+            endpoint.base_url.trim_end_matches('/')
+        );
         let mut body = json!({
             "model": endpoint.model,
             "messages": request.messages,
@@ -117,17 +136,22 @@ impl HttpLlmClient {
             "max_tokens": request.max_tokens,
         });
         if let Some((name, schema)) = &request.json_schema {
-            body["response_format"] =
-                json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } });
+            body["response_format"] = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } });
         }
         let mut builder = self.http.post(&url).json(&body);
         if let Some(key) = &endpoint.api_key {
             builder = builder.bearer_auth(key);
         }
-        let unreachable = |err: reqwest::Error| LlmError::Unreachable { url: url.clone(), message: err.to_string() };
+        let unreachable = |err: reqwest::Error| LlmError::Unreachable {
+            url: url.clone(),
+            message: err.to_string(),
+        };
         let response = tokio::time::timeout(CONNECT_TIMEOUT, builder.send())
             .await
-            .map_err(|_| LlmError::Stalled { url: url.clone(), seconds: CONNECT_TIMEOUT.as_secs() })?
+            .map_err(|_| LlmError::Stalled {
+                url: url.clone(),
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            })?
             .map_err(unreachable)?;
         let status = response.status();
         if !status.is_success() {
@@ -136,7 +160,11 @@ impl HttpLlmClient {
                 .ok()
                 .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
                 .unwrap_or_else(|| text.chars().take(200).collect());
-            return Err(LlmError::Status { url, status: status.as_u16(), message });
+            return Err(LlmError::Status {
+                url,
+                status: status.as_u16(),
+                message,
+            });
         }
 
         let mut stream = response.bytes_stream();
@@ -144,7 +172,12 @@ impl HttpLlmClient {
         let mut reply = ChatReply::default();
         loop {
             let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.next()).await {
-                Err(_) => return Err(LlmError::Stalled { url, seconds: CHUNK_TIMEOUT.as_secs() }),
+                Err(_) => {
+                    return Err(LlmError::Stalled {
+                        url,
+                        seconds: CHUNK_TIMEOUT.as_secs(),
+                    })
+                }
                 Ok(None) => break,
                 Ok(Some(chunk)) => chunk.map_err(unreachable)?,
             };
@@ -152,10 +185,17 @@ impl HttpLlmClient {
                 if data == "[DONE]" {
                     return Ok(reply);
                 }
-                let value: Value = serde_json::from_str(&data)
-                    .map_err(|err| LlmError::Protocol { url: url.clone(), message: format!("chunk is not JSON: {err}") })?;
+                let value: Value =
+                    serde_json::from_str(&data).map_err(|err| LlmError::Protocol {
+                        url: url.clone(),
+                        message: format!("chunk is not JSON: {err}"),
+                    })?;
                 if let Some(message) = value["error"]["message"].as_str() {
-                    return Err(LlmError::Status { url, status: 500, message: message.to_string() });
+                    return Err(LlmError::Status {
+                        url,
+                        status: 500,
+                        message: message.to_string(),
+                    });
                 }
                 if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
                     reply.text.push_str(delta);
@@ -165,11 +205,17 @@ impl HttpLlmClient {
                     reply.completion_tokens = usage["completion_tokens"].as_u64();
                 }
                 if reply.text.len() > MAX_REPLY_BYTES {
-                    return Err(LlmError::Protocol { url, message: format!("answer exceeds {MAX_REPLY_BYTES} bytes") });
+                    return Err(LlmError::Protocol {
+                        url,
+                        message: format!("answer exceeds {MAX_REPLY_BYTES} bytes"),
+                    });
                 }
             }
         }
-        Err(LlmError::Protocol { url, message: "the stream ended without [DONE]".into() })
+        Err(LlmError::Protocol {
+            url,
+            message: "the stream ended without [DONE]".into(),
+        })
     }
 }
 
@@ -202,7 +248,10 @@ mod tests {
     fn sse_payloads_survive_chunk_boundaries() {
         let mut decoder = SseDecoder::default();
         assert!(decoder.push(b"data: {\"a\"").is_empty());
-        assert_eq!(decoder.push(b":1}\n\ndata: [DONE]\n"), vec!["{\"a\":1}".to_string(), "[DONE]".to_string()]);
+        assert_eq!(
+            decoder.push(b":1}\n\ndata: [DONE]\n"),
+            vec!["{\"a\":1}".to_string(), "[DONE]".to_string()]
+        );
         assert!(decoder.push(b": keep-alive comment\n").is_empty());
     }
 }

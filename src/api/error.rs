@@ -124,7 +124,11 @@ where
 
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", rejection.body_text())
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            rejection.body_text(),
+        )
     }
 }
 

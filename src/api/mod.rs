@@ -29,8 +29,8 @@ pub use files::{load_or_create_token, ApiDiscovery};
 pub use guard::Guard;
 
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
-use crate::reviews::{Candidate, Review, ReviewStatus};
 use crate::events::EngineEvent;
+use crate::reviews::{Candidate, Review, ReviewStatus};
 use crate::settings::{Settings, SettingsPatch};
 
 /// Largest request body accepted. Review transcripts are the big ones; 4 MiB holds hours of chat.
@@ -151,7 +151,10 @@ struct TurnStart {
     session_key: String,
 }
 
-async fn start_turn(State(state): State<ApiState>, ApiJson(turn): ApiJson<TurnStart>) -> Json<serde_json::Value> {
+async fn start_turn(
+    State(state): State<ApiState>,
+    ApiJson(turn): ApiJson<TurnStart>,
+) -> Json<serde_json::Value> {
     tracing::debug!(session = %turn.session_key, "turn started");
     Json(json!({ "lease_id": state.engine.start_turn() }))
 }
@@ -162,7 +165,10 @@ struct TurnFinish {
     lease_id: String,
 }
 
-async fn finish_turn(State(state): State<ApiState>, ApiJson(turn): ApiJson<TurnFinish>) -> Result<StatusCode, ApiError> {
+async fn finish_turn(
+    State(state): State<ApiState>,
+    ApiJson(turn): ApiJson<TurnFinish>,
+) -> Result<StatusCode, ApiError> {
     state.engine.finish_turn(&turn.lease_id)?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -172,7 +178,10 @@ async fn submit_review(
     ApiJson(submission): ApiJson<ReviewSubmission>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let (review_id, decision) = state.engine.submit_review(submission).await?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "review_id": review_id, "decision": decision }))))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "review_id": review_id, "decision": decision })),
+    ))
 }
 
 #[derive(serde::Deserialize)]
@@ -189,12 +198,18 @@ async fn list_reviews(
     Ok(Json(json!({ "reviews": reviews })))
 }
 
-async fn run_review_now(State(state): State<ApiState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+async fn run_review_now(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
     state.engine.run_review_now(&id).await?;
     Ok(StatusCode::ACCEPTED)
 }
 
-async fn drop_review(State(state): State<ApiState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+async fn drop_review(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
     state.engine.drop_review(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -93,7 +93,11 @@ impl ReviewWorker {
             settings,
             events,
             fallback,
-            activity: watch::channel(Activity { state: "idle", reason: None }).0,
+            activity: watch::channel(Activity {
+                state: "idle",
+                reason: None,
+            })
+            .0,
         }
     }
 
@@ -105,22 +109,35 @@ impl ReviewWorker {
     /// Requeues reviews a crash left `running`; call once at start, before [`ReviewWorker::run`].
     pub async fn recover(&self) -> Result<usize, StoreError> {
         let now = self.gate.clock().now_ms();
-        let ids = self.store.call(move |c| queue::recover_running(c, now)).await?;
+        let ids = self
+            .store
+            .call(move |c| queue::recover_running(c, now))
+            .await?;
         if !ids.is_empty() {
-            tracing::info!(count = ids.len(), "requeued reviews interrupted by the last stop");
+            tracing::info!(
+                count = ids.len(),
+                "requeued reviews interrupted by the last stop"
+            );
         }
         Ok(ids.len())
     }
 
     /// Stores a submitted review and starts it at once when it should not wait for a lull.
-    pub async fn submit(self: &Arc<Self>, review: NewReview) -> Result<(String, Decision), StoreError> {
+    pub async fn submit(
+        self: &Arc<Self>,
+        review: NewReview,
+    ) -> Result<(String, Decision), StoreError> {
         let now = self.gate.clock().now_ms();
         let session_key = review.session_key.clone();
-        let run_now = review.focus.is_some() || self.settings.borrow().defer_mode == DeferMode::Never || {
-            let target = self.target(review.runtime.as_ref()).await;
-            matches!(target, Target::Elsewhere(_))
-        };
-        let enqueued = self.store.call(move |c| queue::enqueue(c, &review, now)).await?;
+        let run_now =
+            review.focus.is_some() || self.settings.borrow().defer_mode == DeferMode::Never || {
+                let target = self.target(review.runtime.as_ref()).await;
+                matches!(target, Target::Elsewhere(_))
+            };
+        let enqueued = self
+            .store
+            .call(move |c| queue::enqueue(c, &review, now))
+            .await?;
         let decision = match (run_now, enqueued.coalesced) {
             (true, _) => Decision::Dispatched,
             (false, true) => Decision::Coalesced,
@@ -143,14 +160,20 @@ impl ReviewWorker {
 
     /// Runs a queued review at once, ungated (an explicit request); false if it was not queued.
     pub async fn run_now(&self, id: &str) -> bool {
-        let Some(review) = self.claim(id).await else { return false };
+        let Some(review) = self.claim(id).await else {
+            return false;
+        };
         let endpoint = match self.target(review.runtime.as_ref()).await {
             Target::Elsewhere(endpoint) => Some(endpoint),
             Target::Managed { model } => self.managed_endpoint(model.as_deref()).await,
         };
         let Some(endpoint) = endpoint else {
-            self.record_outcome(&review, Err("no model to run on: the managed server has no loaded model".into()), Instant::now())
-                .await;
+            self.record_outcome(
+                &review,
+                Err("no model to run on: the managed server has no loaded model".into()),
+                Instant::now(),
+            )
+            .await;
             return true;
         };
         let started = Instant::now();
@@ -200,11 +223,19 @@ impl ReviewWorker {
             return Ok(Step::Wait(None));
         };
         if !settings.reviews_enabled {
-            self.drop_review(&review.id, "dropped at dispatch: reviews are disabled in settings").await?;
+            self.drop_review(
+                &review.id,
+                "dropped at dispatch: reviews are disabled in settings",
+            )
+            .await?;
             return Ok(Step::Again);
         }
         let model = match self.target(review.runtime.as_ref()).await {
-            Target::Managed { model } if review.focus.is_none() && settings.defer_mode == DeferMode::Auto => model,
+            Target::Managed { model }
+                if review.focus.is_none() && settings.defer_mode == DeferMode::Auto =>
+            {
+                model
+            }
             _ => {
                 self.run_now(&review.id).await;
                 return Ok(Step::Again);
@@ -215,7 +246,11 @@ impl ReviewWorker {
                 self.set_activity("waiting", Some(reason));
                 Ok(Step::Wait(recheck_at))
             }
-            Verdict::Go { model, aged, reading } => {
+            Verdict::Go {
+                model,
+                aged,
+                reading,
+            } => {
                 let endpoint = ChatEndpoint {
                     base_url: reading.base_url.clone().unwrap_or_default(),
                     api_key: reading.api_key.as_ref().map(|key| key.expose().to_string()),
@@ -230,8 +265,13 @@ impl ReviewWorker {
     /// Runs on the managed server under the gate's permit, yielding to live turns unless `aged`.
     async fn run_gated(&self, id: &str, endpoint: ChatEndpoint, aged: bool) {
         let mut permit = self.gate.begin(&endpoint.model).await;
-        let Some(review) = self.claim(id).await else { return };
-        self.set_activity("running", Some(format!("reviewing session {}", review.session_key)));
+        let Some(review) = self.claim(id).await else {
+            return;
+        };
+        self.set_activity(
+            "running",
+            Some(format!("reviewing session {}", review.session_key)),
+        );
         let started = Instant::now();
         let work = self.execute(&review, &endpoint);
         let result = if aged {
@@ -259,9 +299,16 @@ impl ReviewWorker {
     async fn claim(&self, id: &str) -> Option<Review> {
         let now = self.gate.clock().now_ms();
         let id_owned = id.to_string();
-        match self.store.call(move |c| queue::start(c, &id_owned, now)).await {
+        match self
+            .store
+            .call(move |c| queue::start(c, &id_owned, now))
+            .await
+        {
             Ok(Some(review)) => {
-                self.events.emit(EngineEvent::ReviewStarted { review_id: review.id.clone(), attempt: review.attempts });
+                self.events.emit(EngineEvent::ReviewStarted {
+                    review_id: review.id.clone(),
+                    attempt: review.attempts,
+                });
                 Some(review)
             }
             Ok(None) => None,
@@ -272,10 +319,18 @@ impl ReviewWorker {
         }
     }
 
-    async fn execute(&self, review: &Review, endpoint: &ChatEndpoint) -> Result<(Vec<CandidateProposal>, RunUsage), String> {
+    async fn execute(
+        &self,
+        review: &Review,
+        endpoint: &ChatEndpoint,
+    ) -> Result<(Vec<CandidateProposal>, RunUsage), String> {
         let started = Instant::now();
         let request = prompt::review_request(&review.messages, review.focus.as_deref());
-        let reply = self.llm.chat(endpoint, request).await.map_err(|err| err.to_string())?;
+        let reply = self
+            .llm
+            .chat(endpoint, request)
+            .await
+            .map_err(|err| err.to_string())?;
         let proposals = prompt::parse_answer(&reply.text, review.messages.len())?;
         let usage = RunUsage {
             prompt_tokens: reply.prompt_tokens,
@@ -285,7 +340,12 @@ impl ReviewWorker {
         Ok((proposals, usage))
     }
 
-    async fn record_outcome(&self, review: &Review, result: Result<(Vec<CandidateProposal>, RunUsage), String>, started: Instant) {
+    async fn record_outcome(
+        &self,
+        review: &Review,
+        result: Result<(Vec<CandidateProposal>, RunUsage), String>,
+        started: Instant,
+    ) {
         let now = self.gate.clock().now_ms();
         let id = review.id.clone();
         let stored = match result {
@@ -293,12 +353,17 @@ impl ReviewWorker {
                 .store
                 .call(move |c| queue::complete(c, &id, &proposals, usage, now))
                 .await
-                .map(|candidates| EngineEvent::ReviewCompleted { review_id: review.id.clone(), candidates }),
+                .map(|candidates| EngineEvent::ReviewCompleted {
+                    review_id: review.id.clone(),
+                    candidates,
+                }),
             Err(error) => {
                 tracing::warn!(review = %review.id, elapsed_ms = started.elapsed().as_millis() as u64, %error, "review run failed");
                 let message = error.clone();
                 self.store
-                    .call(move |c| queue::record_failure(c, &id, &message, REVIEW_MAX_FAILURES, now))
+                    .call(move |c| {
+                        queue::record_failure(c, &id, &message, REVIEW_MAX_FAILURES, now)
+                    })
                     .await
                     .map(|status| EngineEvent::ReviewFailed {
                         review_id: review.id.clone(),
@@ -309,7 +374,9 @@ impl ReviewWorker {
         };
         match stored {
             Ok(event) => self.events.emit(event),
-            Err(err) => tracing::error!(review = %review.id, error = %err, "cannot record a review's outcome"),
+            Err(err) => {
+                tracing::error!(review = %review.id, error = %err, "cannot record a review's outcome")
+            }
         }
         self.gate.notify_change();
     }
@@ -318,9 +385,15 @@ impl ReviewWorker {
     pub async fn drop_review(&self, id: &str, reason: &str) -> Result<bool, StoreError> {
         let now = self.gate.clock().now_ms();
         let (id_owned, reason_owned) = (id.to_string(), reason.to_string());
-        let dropped = self.store.call(move |c| queue::drop_queued(c, &id_owned, &reason_owned, now)).await?;
+        let dropped = self
+            .store
+            .call(move |c| queue::drop_queued(c, &id_owned, &reason_owned, now))
+            .await?;
         if dropped {
-            self.events.emit(EngineEvent::ReviewDropped { review_id: id.to_string(), reason: reason.to_string() });
+            self.events.emit(EngineEvent::ReviewDropped {
+                review_id: id.to_string(),
+                reason: reason.to_string(),
+            });
         }
         Ok(dropped)
     }
@@ -329,7 +402,12 @@ impl ReviewWorker {
         let Some(endpoint) = runtime.or(self.fallback.as_ref()) else {
             return Target::Managed { model: None };
         };
-        if self.gate.read_server().await.is_managed_url(&endpoint.base_url) {
+        if self
+            .gate
+            .read_server()
+            .await
+            .is_managed_url(&endpoint.base_url)
+        {
             let model = Some(endpoint.model.clone()).filter(|model| !model.is_empty());
             Target::Managed { model }
         } else {

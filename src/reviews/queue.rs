@@ -43,8 +43,12 @@ impl ReviewStatus {
     }
 
     fn parse(text: &str) -> Result<ReviewStatus, StoreError> {
-        serde_json::from_value(serde_json::Value::String(text.to_string()))
-            .map_err(|_| StoreError::Corrupt { what: "review status".into(), message: text.to_string() })
+        serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
+            StoreError::Corrupt {
+                what: "review status".into(),
+                message: text.to_string(),
+            }
+        })
     }
 }
 
@@ -153,7 +157,8 @@ pub struct RunUsage {
     pub duration_ms: u64,
 }
 
-const REVIEW_COLUMNS: &str = "id, session_key, status, enqueued_at, attempts, failures, last_error, snapshot_at, \
+const REVIEW_COLUMNS: &str =
+    "id, session_key, status, enqueued_at, attempts, failures, last_error, snapshot_at, \
      focus, runtime, messages, prompt_tokens, completion_tokens, duration_ms";
 
 fn review_from_row(row: &Row<'_>) -> rusqlite::Result<(Review, String, Option<String>)> {
@@ -192,7 +197,10 @@ fn load_reviews(
     while let Some(row) = rows.next()? {
         let (mut review, status, runtime) = review_from_row(row)?;
         review.status = ReviewStatus::parse(&status)?;
-        review.runtime = runtime.as_deref().map(|text| decode("review runtime", text)).transpose()?;
+        review.runtime = runtime
+            .as_deref()
+            .map(|text| decode("review runtime", text))
+            .transpose()?;
         if with_transcript {
             review.messages = decode("review transcript", &row.get::<_, String>(10)?)?;
         }
@@ -202,7 +210,10 @@ fn load_reviews(
 }
 
 fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|err| StoreError::Corrupt { what: what.into(), message: err.to_string() })
+    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
+        what: what.into(),
+        message: err.to_string(),
+    })
 }
 
 fn encode<T: Serialize>(value: &T) -> String {
@@ -210,7 +221,11 @@ fn encode<T: Serialize>(value: &T) -> String {
 }
 
 /// Puts `review` in its session's queue slot: a new slot, or the newer snapshot in the existing one.
-pub fn enqueue(connection: &mut Connection, review: &NewReview, now_ms: i64) -> Result<Enqueued, StoreError> {
+pub fn enqueue(
+    connection: &mut Connection,
+    review: &NewReview,
+    now_ms: i64,
+) -> Result<Enqueued, StoreError> {
     let transaction = connection.transaction()?;
     let existing: Option<(String, i64)> = transaction
         .query_row(
@@ -235,7 +250,10 @@ pub fn enqueue(connection: &mut Connection, review: &NewReview, now_ms: i64) -> 
                     ],
                 )?;
             }
-            Enqueued { review_id: id, coalesced: true }
+            Enqueued {
+                review_id: id,
+                coalesced: true,
+            }
         }
         None => {
             let id = uuid::Uuid::new_v4().to_string();
@@ -252,7 +270,10 @@ pub fn enqueue(connection: &mut Connection, review: &NewReview, now_ms: i64) -> 
                     now_ms
                 ],
             )?;
-            Enqueued { review_id: id, coalesced: false }
+            Enqueued {
+                review_id: id,
+                coalesced: false,
+            }
         }
     };
     transaction.commit()?;
@@ -261,7 +282,13 @@ pub fn enqueue(connection: &mut Connection, review: &NewReview, now_ms: i64) -> 
 
 /// The review that has waited longest, transcript included.
 pub fn oldest_queued(connection: &Connection) -> Result<Option<Review>, StoreError> {
-    Ok(load_reviews(connection, "WHERE status = 'queued' ORDER BY enqueued_at, rowid LIMIT 1", [], true)?.pop())
+    Ok(load_reviews(
+        connection,
+        "WHERE status = 'queued' ORDER BY enqueued_at, rowid LIMIT 1",
+        [],
+        true,
+    )?
+    .pop())
 }
 
 /// One review by id, transcript included.
@@ -270,7 +297,10 @@ pub fn get(connection: &Connection, id: &str) -> Result<Option<Review>, StoreErr
 }
 
 /// Reviews, newest first, optionally of one status.
-pub fn list(connection: &Connection, status: Option<ReviewStatus>) -> Result<Vec<Review>, StoreError> {
+pub fn list(
+    connection: &Connection,
+    status: Option<ReviewStatus>,
+) -> Result<Vec<Review>, StoreError> {
     match status {
         Some(status) => load_reviews(
             connection,
@@ -283,7 +313,11 @@ pub fn list(connection: &Connection, status: Option<ReviewStatus>) -> Result<Vec
 }
 
 /// Claims a queued review for running; `None` if it is no longer queued (someone else took it).
-pub fn start(connection: &mut Connection, id: &str, now_ms: i64) -> Result<Option<Review>, StoreError> {
+pub fn start(
+    connection: &mut Connection,
+    id: &str,
+    now_ms: i64,
+) -> Result<Option<Review>, StoreError> {
     let claimed = connection.execute(
         "UPDATE reviews SET status = 'running', attempts = attempts + 1, updated_at = ?2
          WHERE id = ?1 AND status = 'queued'",
@@ -299,14 +333,24 @@ pub fn start(connection: &mut Connection, id: &str, now_ms: i64) -> Result<Optio
 ///
 /// If the session queued a newer snapshot meanwhile, that one keeps the slot (with the older,
 /// earlier enqueue time) and this one becomes `superseded`. Returns the status it ended in.
-pub fn requeue(connection: &mut Connection, id: &str, reason: &str, now_ms: i64) -> Result<ReviewStatus, StoreError> {
+pub fn requeue(
+    connection: &mut Connection,
+    id: &str,
+    reason: &str,
+    now_ms: i64,
+) -> Result<ReviewStatus, StoreError> {
     let transaction = connection.transaction()?;
     let status = requeue_in(&transaction, id, reason, now_ms)?;
     transaction.commit()?;
     Ok(status)
 }
 
-fn requeue_in(transaction: &Transaction<'_>, id: &str, reason: &str, now_ms: i64) -> Result<ReviewStatus, StoreError> {
+fn requeue_in(
+    transaction: &Transaction<'_>,
+    id: &str,
+    reason: &str,
+    now_ms: i64,
+) -> Result<ReviewStatus, StoreError> {
     let (session_key, snapshot_at, enqueued_at): (String, i64, i64) = transaction.query_row(
         "SELECT session_key, snapshot_at, enqueued_at FROM reviews WHERE id = ?1",
         [id],
@@ -343,7 +387,12 @@ fn requeue_in(transaction: &Transaction<'_>, id: &str, reason: &str, now_ms: i64
     }
 }
 
-fn mark_queued(transaction: &Transaction<'_>, id: &str, reason: &str, now_ms: i64) -> Result<ReviewStatus, StoreError> {
+fn mark_queued(
+    transaction: &Transaction<'_>,
+    id: &str,
+    reason: &str,
+    now_ms: i64,
+) -> Result<ReviewStatus, StoreError> {
     transaction.execute(
         "UPDATE reviews SET status = 'queued', last_error = ?2, updated_at = ?3 WHERE id = ?1",
         params![id, reason, now_ms],
@@ -352,15 +401,26 @@ fn mark_queued(transaction: &Transaction<'_>, id: &str, reason: &str, now_ms: i6
 }
 
 /// Requeues every review left `running` by a crash or a kill; returns their ids.
-pub fn recover_running(connection: &mut Connection, now_ms: i64) -> Result<Vec<String>, StoreError> {
+pub fn recover_running(
+    connection: &mut Connection,
+    now_ms: i64,
+) -> Result<Vec<String>, StoreError> {
     let transaction = connection.transaction()?;
     let ids: Vec<String> = {
-        let mut statement = transaction.prepare("SELECT id FROM reviews WHERE status = 'running' ORDER BY enqueued_at")?;
-        let ids = statement.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        let mut statement = transaction
+            .prepare("SELECT id FROM reviews WHERE status = 'running' ORDER BY enqueued_at")?;
+        let ids = statement
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
         ids
     };
     for id in &ids {
-        requeue_in(&transaction, id, "interrupted: Lull stopped while it ran", now_ms)?;
+        requeue_in(
+            &transaction,
+            id,
+            "interrupted: Lull stopped while it ran",
+            now_ms,
+        )?;
     }
     transaction.commit()?;
     Ok(ids)
@@ -435,7 +495,12 @@ pub fn complete(
 }
 
 /// Drops a queued review with a recorded reason; false if it was not queued.
-pub fn drop_queued(connection: &Connection, id: &str, reason: &str, now_ms: i64) -> Result<bool, StoreError> {
+pub fn drop_queued(
+    connection: &Connection,
+    id: &str,
+    reason: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
     let changed = connection.execute(
         "UPDATE reviews SET status = 'dropped', last_error = ?2, updated_at = ?3, finished_at = ?3
          WHERE id = ?1 AND status = 'queued'",
@@ -454,7 +519,10 @@ pub fn counts(connection: &Connection) -> Result<(u64, u64), StoreError> {
 }
 
 /// Candidates, newest first, optionally of one status.
-pub fn list_candidates(connection: &Connection, status: Option<&str>) -> Result<Vec<Candidate>, StoreError> {
+pub fn list_candidates(
+    connection: &Connection,
+    status: Option<&str>,
+) -> Result<Vec<Candidate>, StoreError> {
     let mut statement = connection.prepare_cached(
         "SELECT id, review_id, status, created_at, skill, kind, rationale, evidence, priority, confidence, related
          FROM candidates WHERE ?1 IS NULL OR status = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 500",

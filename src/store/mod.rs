@@ -80,7 +80,9 @@ impl Store {
         let mut connection = Connection::open_in_memory()?;
         connection.execute_batch("PRAGMA foreign_keys = ON;")?;
         migrations::apply(&mut connection, Path::new(":memory:"))?;
-        Ok(Store { backend: Backend::Inline(std::sync::Arc::new(std::sync::Mutex::new(connection))) })
+        Ok(Store {
+            backend: Backend::Inline(std::sync::Arc::new(std::sync::Mutex::new(connection))),
+        })
     }
 
     fn spawn_writer(mut connection: Connection) -> Store {
@@ -94,7 +96,9 @@ impl Store {
                 }
             })
             .expect("spawning the database thread");
-        Store { backend: Backend::Thread(sender) }
+        Store {
+            backend: Backend::Thread(sender),
+        }
     }
 
     /// Runs `work` on the writer thread and returns its result.

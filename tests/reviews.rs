@@ -1,0 +1,698 @@
+//! The GPU gate and the review queue on a paused tokio clock (DESIGN §2.1).
+//!
+//! The engine runs with its production scheduling code; only its seams are replaced: a
+//! [`ManualProbe`] stands for the managed server's readings and [`ScriptedLlm`] decodes for a
+//! set virtual time, records every call and notices when a call is dropped (preempted).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::broadcast;
+use tokio::time::Instant;
+
+use lull::config::Config;
+use lull::engine::{ReviewSubmission, Seams};
+use lull::events::EngineEvent;
+use lull::llm::{ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError};
+use lull::reviews::{queue, Decision, ReviewStatus};
+use lull::server::{
+    ManualProbe, ModelReading, ModelStatus, ServerMode, ServerReading, ServerState,
+};
+use lull::settings::SettingsPatch;
+use lull::store::Store;
+use lull::{Engine, Paths};
+
+const MANAGED_URL: &str = "http://127.0.0.1:8080/v1";
+const GOOD_ANSWER: &str = r#"{"candidates":[{"skill":"git-bisect","kind":"create","rationale":"it found the bug",
+    "evidence":[0],"priority":0.7,"confidence":0.6,"related":[]}]}"#;
+
+/// One chat call as the scripted model saw it.
+#[derive(Debug, Clone)]
+struct Call {
+    model: String,
+    base_url: String,
+    transcript: String,
+    started: Instant,
+    dropped: Arc<AtomicBool>,
+}
+
+/// A model that decodes for `decode` of virtual time and answers from a script.
+struct ScriptedLlm {
+    decode: Duration,
+    replies: Mutex<VecDeque<String>>,
+    calls: Mutex<Vec<Call>>,
+}
+
+impl ScriptedLlm {
+    fn new(decode: Duration) -> Arc<ScriptedLlm> {
+        Arc::new(ScriptedLlm {
+            decode,
+            replies: Mutex::default(),
+            calls: Mutex::default(),
+        })
+    }
+
+    fn script(&self, reply: &str) {
+        self.replies.lock().unwrap().push_back(reply.to_string());
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+struct DropFlag(Arc<AtomicBool>, bool);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+impl LlmClient for ScriptedLlm {
+    fn chat<'a>(
+        &'a self,
+        endpoint: &'a ChatEndpoint,
+        request: ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
+        let dropped = Arc::new(AtomicBool::new(false));
+        self.calls.lock().unwrap().push(Call {
+            model: endpoint.model.clone(),
+            base_url: endpoint.base_url.clone(),
+            transcript: request.messages[1].content.clone(),
+            started: Instant::now(),
+            dropped: dropped.clone(),
+        });
+        Box::pin(async move {
+            let mut flag = DropFlag(dropped, false);
+            tokio::time::sleep(self.decode).await;
+            flag.1 = true;
+            let text = self
+                .replies
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| GOOD_ANSWER.to_string());
+            Ok(ChatReply {
+                text,
+                prompt_tokens: Some(100),
+                completion_tokens: Some(40),
+            })
+        })
+    }
+}
+
+fn reading(models: &[(&str, ModelStatus, usize)]) -> ServerReading {
+    let models: Vec<ModelReading> = models
+        .iter()
+        .map(|&(id, status, busy_slots)| ModelReading {
+            id: id.to_string(),
+            status,
+            busy_slots,
+        })
+        .collect();
+    let idle = models
+        .iter()
+        .filter(|m| m.status == ModelStatus::Loaded)
+        .all(|m| m.busy_slots == 0);
+    ServerReading {
+        state: ServerState::Ready,
+        base_url: Some(MANAGED_URL.to_string()),
+        models,
+        idle,
+        reason: None,
+        mode: Some(ServerMode::Router),
+        api_key: None,
+    }
+}
+
+fn idle_server() -> ServerReading {
+    reading(&[("m", ModelStatus::Loaded, 0)])
+}
+
+struct Sim {
+    engine: Engine,
+    probe: Arc<ManualProbe>,
+    llm: Arc<ScriptedLlm>,
+    events: broadcast::Receiver<EngineEvent>,
+    _dir: tempfile::TempDir,
+}
+
+async fn sim_with(config: Config, server: ServerReading, decode: Duration) -> Sim {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths {
+        data_dir: dir.path().to_path_buf(),
+        config_file: dir.path().join("config.toml"),
+    };
+    let probe = Arc::new(ManualProbe::new(server));
+    let llm = ScriptedLlm::new(decode);
+    let seams = Seams {
+        server: probe.clone(),
+        server_changes: None,
+        llm: llm.clone(),
+        store: Some(Store::open_in_memory().unwrap()),
+    };
+    let engine = Engine::open_with(config, paths, seams).await.unwrap();
+    let events = engine.events().subscribe();
+    Sim {
+        engine,
+        probe,
+        llm,
+        events,
+        _dir: dir,
+    }
+}
+
+async fn sim() -> Sim {
+    sim_with(Config::default(), idle_server(), Duration::from_secs(20)).await
+}
+
+fn submission(session: &str, text: &str) -> ReviewSubmission {
+    ReviewSubmission {
+        session_key: session.to_string(),
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: text.to_string(),
+        }],
+        focus: None,
+        snapshot_at: None,
+        runtime: None,
+    }
+}
+
+impl Sim {
+    async fn submit(&self, review: ReviewSubmission) -> (String, Decision) {
+        self.engine.submit_review(review).await.unwrap()
+    }
+
+    async fn status_of(&self, id: &str) -> queue::Review {
+        let reviews = self.engine.reviews(None).await.unwrap();
+        reviews
+            .into_iter()
+            .find(|r| r.id == id)
+            .expect("review exists")
+    }
+
+    /// Advances virtual time in small steps so every woken task runs in between.
+    async fn advance(&self, by: Duration) {
+        let step = Duration::from_millis(100);
+        let mut left = by;
+        while left > Duration::ZERO {
+            let now = step.min(left);
+            tokio::time::advance(now).await;
+            tokio::task::yield_now().await;
+            left -= now;
+        }
+    }
+
+    /// Waits (in virtual time) for the first event matching `wanted`.
+    async fn event(
+        &mut self,
+        within: Duration,
+        wanted: impl Fn(&EngineEvent) -> bool,
+    ) -> EngineEvent {
+        let deadline = Instant::now() + within;
+        loop {
+            let received = tokio::time::timeout_at(deadline, self.events.recv()).await;
+            match received {
+                Ok(Ok(event)) if wanted(&event) => return event,
+                Ok(Ok(_)) => continue,
+                Ok(Err(err)) => panic!("event stream: {err}"),
+                Err(_) => panic!("no matching event within {within:?}"),
+            }
+        }
+    }
+}
+
+fn completed(event: &EngineEvent) -> bool {
+    matches!(event, EngineEvent::ReviewCompleted { .. })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_review_waits_while_a_turn_is_live_and_runs_after_the_settle_window() {
+    let mut sim = sim().await;
+    let lease = sim.engine.start_turn();
+    let (id, decision) = sim.submit(submission("s1", "hello")).await;
+    assert_eq!(decision, Decision::Deferred);
+
+    sim.advance(Duration::from_secs(120)).await;
+    assert!(
+        sim.llm.calls().is_empty(),
+        "nothing may run during a live turn"
+    );
+    let status = sim.engine.status().await.unwrap();
+    assert_eq!(status.learning.state, "waiting");
+    assert!(status.learning.reason.unwrap().contains("live turn"));
+
+    sim.engine.finish_turn(&lease).unwrap();
+    let finished = Instant::now();
+    sim.advance(Duration::from_secs(14)).await;
+    assert!(
+        sim.llm.calls().is_empty(),
+        "nothing may run inside the 15 s settle window"
+    );
+
+    sim.event(Duration::from_secs(60), completed).await;
+    let calls = sim.llm.calls();
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].started - finished >= Duration::from_secs(15));
+    assert_eq!(calls[0].model, "m", "runs on the first loaded model");
+    assert_eq!(calls[0].base_url, MANAGED_URL);
+    let review = sim.status_of(&id).await;
+    assert_eq!(review.status, ReviewStatus::Done);
+    assert_eq!(review.prompt_tokens, Some(100));
+    assert_eq!(sim.engine.candidates(None).await.unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_busy_slot_holds_dispatch_until_it_frees() {
+    let mut sim = sim_with(
+        Config::default(),
+        reading(&[("m", ModelStatus::Loaded, 1)]),
+        Duration::from_secs(5),
+    )
+    .await;
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(300)).await;
+    assert!(
+        sim.llm.calls().is_empty(),
+        "nothing may run while a slot is busy"
+    );
+    assert!(sim
+        .engine
+        .status()
+        .await
+        .unwrap()
+        .learning
+        .reason
+        .unwrap()
+        .contains("busy"));
+
+    sim.probe.set(idle_server());
+    let freed = Instant::now();
+    sim.event(Duration::from_secs(30), completed).await;
+    let started = sim.llm.calls()[0].started;
+    assert!(
+        started - freed <= lull::gate::SERVER_RECHECK,
+        "noticed within one recheck"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_probe_is_not_asked_while_nothing_waits() {
+    let sim = sim().await;
+    let before = sim.probe.reads();
+    sim.advance(Duration::from_secs(3600)).await;
+    assert_eq!(
+        sim.probe.reads(),
+        before,
+        "an empty queue must not poll the server"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_newer_snapshot_coalesces_and_keeps_the_original_enqueue_time() {
+    let sim = sim().await;
+    let lease = sim.engine.start_turn();
+    let mut first = submission("s1", "first version");
+    first.snapshot_at = Some(1_000);
+    let (id, decision) = sim.submit(first).await;
+    assert_eq!(decision, Decision::Deferred);
+    let enqueued_at = sim.status_of(&id).await.enqueued_at;
+
+    sim.advance(Duration::from_secs(100)).await;
+    let mut newer = submission("s1", "second version");
+    newer.snapshot_at = Some(2_000);
+    let (same, decision) = sim.submit(newer).await;
+    assert_eq!(
+        (same.as_str(), decision),
+        (id.as_str(), Decision::Coalesced)
+    );
+
+    let mut older = submission("s1", "stale version");
+    older.snapshot_at = Some(1_500);
+    assert_eq!(sim.submit(older).await.1, Decision::Coalesced);
+    assert_eq!(
+        sim.status_of(&id).await.enqueued_at,
+        enqueued_at,
+        "the slot keeps its original enqueue time"
+    );
+    assert_eq!(
+        sim.engine
+            .reviews(Some(ReviewStatus::Queued))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    sim.engine.finish_turn(&lease).unwrap();
+    sim.advance(Duration::from_secs(60)).await;
+    let calls = sim.llm.calls();
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0].transcript.contains("second version"),
+        "the newest snapshot wins"
+    );
+}
+
+#[tokio::test]
+async fn an_older_requeue_never_replaces_a_newer_queued_snapshot() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .call(|c| {
+            let review = |text: &str, snapshot_at| queue::NewReview {
+                session_key: "s1".into(),
+                messages: vec![ChatMessage {
+                    role: "user".into(),
+                    content: text.into(),
+                }],
+                focus: None,
+                snapshot_at,
+                runtime: None,
+            };
+            let old = queue::enqueue(c, &review("old", 1_000), 10)?;
+            queue::start(c, &old.review_id, 20)?.expect("claimed");
+            let newer = queue::enqueue(c, &review("new", 2_000), 30)?;
+            assert!(!newer.coalesced, "a running review does not hold the slot");
+            let status = queue::requeue(c, &old.review_id, "preempted", 40)?;
+            assert_eq!(status, ReviewStatus::Superseded);
+            let queued = queue::oldest_queued(c)?.expect("the newer one is queued");
+            assert_eq!(queued.id, newer.review_id);
+            assert_eq!(queued.messages[0].content, "new");
+            assert_eq!(
+                queued.enqueued_at, 10,
+                "the slot inherits the older enqueue time"
+            );
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_aged_out_review_runs_although_the_server_stays_busy() {
+    let mut sim = sim_with(
+        Config::default(),
+        reading(&[("m", ModelStatus::Loaded, 1)]),
+        Duration::from_secs(5),
+    )
+    .await;
+    let submitted = Instant::now();
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(1790)).await;
+    assert!(sim.llm.calls().is_empty());
+    sim.event(Duration::from_secs(60), completed).await;
+    let started = sim.llm.calls()[0].started;
+    assert!(started - submitted >= Duration::from_secs(1800));
+    assert!(started - submitted <= Duration::from_secs(1800) + lull::gate::SERVER_RECHECK);
+}
+
+#[tokio::test(start_paused = true)]
+async fn oldest_review_goes_first() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(5)).await;
+    sim.engine
+        .update_settings(SettingsPatch {
+            paused: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let (first, _) = sim.submit(submission("a", "first")).await;
+    sim.advance(Duration::from_secs(1)).await;
+    sim.submit(submission("b", "second")).await;
+    sim.engine
+        .update_settings(SettingsPatch {
+            paused: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let event = sim.event(Duration::from_secs(30), completed).await;
+    assert_eq!(
+        event,
+        EngineEvent::ReviewCompleted {
+            review_id: first,
+            candidates: 1
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_start_preempts_and_the_review_completes_later() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
+    let (id, _) = sim.submit(submission("s1", "hello")).await;
+    sim.event(Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::ReviewStarted { .. })
+    })
+    .await;
+    sim.advance(Duration::from_secs(10)).await;
+
+    let lease = sim.engine.start_turn();
+    let event = sim
+        .event(Duration::from_millis(500), |e| {
+            matches!(e, EngineEvent::ReviewPreempted { .. })
+        })
+        .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewPreempted { ref reason, .. } if reason.contains("live turn"))
+    );
+    assert!(
+        sim.llm.calls()[0].dropped.load(Ordering::SeqCst),
+        "the request was dropped"
+    );
+    let review = sim.status_of(&id).await;
+    assert_eq!((review.status, review.attempts), (ReviewStatus::Queued, 1));
+
+    sim.engine.finish_turn(&lease).unwrap();
+    sim.event(Duration::from_secs(120), completed).await;
+    let review = sim.status_of(&id).await;
+    assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 2));
+    assert_eq!(sim.engine.candidates(None).await.unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_foreign_busy_slot_preempts() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
+    let (id, _) = sim.submit(submission("s1", "hello")).await;
+    sim.event(Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::ReviewStarted { .. })
+    })
+    .await;
+    // Our own request occupies one slot; that alone must not preempt.
+    sim.probe.set(reading(&[("m", ModelStatus::Loaded, 1)]));
+    sim.advance(Duration::from_secs(5)).await;
+    assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Running);
+
+    sim.probe.set(reading(&[("m", ModelStatus::Loaded, 2)]));
+    let event = sim
+        .event(lull::gate::PREEMPT_CHECK * 2, |e| {
+            matches!(e, EngineEvent::ReviewPreempted { .. })
+        })
+        .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewPreempted { ref reason, .. } if reason.contains("another client"))
+    );
+    assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Queued);
+}
+
+#[tokio::test(start_paused = true)]
+async fn focus_never_mode_and_foreign_runtimes_run_at_once() {
+    let mut sim = sim().await;
+    let _lease = sim.engine.start_turn();
+
+    let mut focused = submission("s1", "focused");
+    focused.focus = Some("the deploy steps".into());
+    assert_eq!(sim.submit(focused).await.1, Decision::Dispatched);
+    sim.event(Duration::from_secs(30), completed).await;
+
+    let mut elsewhere = submission("s2", "cloud");
+    elsewhere.runtime = Some(ChatEndpoint {
+        base_url: "https://api.example.com/v1".into(),
+        api_key: Some("k".into()),
+        model: "big".into(),
+    });
+    assert_eq!(sim.submit(elsewhere).await.1, Decision::Dispatched);
+    sim.event(Duration::from_secs(30), completed).await;
+    assert_eq!(sim.llm.calls()[1].base_url, "https://api.example.com/v1");
+
+    sim.engine
+        .update_settings(SettingsPatch {
+            defer_mode: Some(lull::config::DeferMode::Never),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        sim.submit(submission("s3", "never")).await.1,
+        Decision::Dispatched
+    );
+    sim.event(Duration::from_secs(30), completed).await;
+    assert_eq!(sim.llm.calls().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_runtime_naming_the_managed_server_is_deferred() {
+    let sim = sim().await;
+    let _lease = sim.engine.start_turn();
+    let mut managed = submission("s1", "local");
+    managed.runtime = Some(ChatEndpoint {
+        base_url: "http://LOCALHOST:8080/v1".into(),
+        api_key: None,
+        model: "m".into(),
+    });
+    // localhost is not 127.0.0.1 textually: any doubt reads "not managed" and runs now.
+    assert_eq!(sim.submit(managed.clone()).await.1, Decision::Dispatched);
+    managed.session_key = "s2".into();
+    managed.runtime.as_mut().unwrap().base_url = "http://127.0.0.1:8080/v1".into();
+    assert_eq!(sim.submit(managed).await.1, Decision::Deferred);
+}
+
+#[tokio::test(start_paused = true)]
+async fn pause_holds_everything_and_resume_releases_it() {
+    let mut sim = sim().await;
+    sim.engine
+        .update_settings(SettingsPatch {
+            paused: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(3600)).await;
+    assert!(sim.llm.calls().is_empty(), "pause holds even aged-out work");
+    assert_eq!(sim.engine.status().await.unwrap().learning.state, "paused");
+
+    sim.engine
+        .update_settings(SettingsPatch {
+            paused: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    sim.event(Duration::from_secs(60), completed).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn disabled_reviews_are_dropped_at_dispatch_with_the_reason() {
+    let mut sim = sim().await;
+    let lease = sim.engine.start_turn();
+    let (id, decision) = sim.submit(submission("s1", "hello")).await;
+    assert_eq!(
+        decision,
+        Decision::Deferred,
+        "the enabled check happens at dispatch, not at enqueue"
+    );
+    sim.engine
+        .update_settings(SettingsPatch {
+            reviews_enabled: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let event = sim
+        .event(Duration::from_secs(5), |e| {
+            matches!(e, EngineEvent::ReviewDropped { .. })
+        })
+        .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewDropped { ref reason, .. } if reason.contains("disabled"))
+    );
+    let review = sim.status_of(&id).await;
+    assert_eq!(review.status, ReviewStatus::Dropped);
+    assert!(review.last_error.unwrap().contains("reviews are disabled"));
+    sim.engine.finish_turn(&lease).unwrap();
+    sim.advance(Duration::from_secs(60)).await;
+    assert!(sim.llm.calls().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lapsed_lease_stops_holding_the_gpu() {
+    let mut sim = sim().await;
+    let submitted = Instant::now();
+    let _forgotten = sim.engine.start_turn();
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(599)).await;
+    assert!(sim.llm.calls().is_empty());
+    sim.event(Duration::from_secs(120), completed).await;
+    let started = sim.llm.calls()[0].started - submitted;
+    assert!(
+        started >= Duration::from_secs(600 + 15),
+        "lease 600 s, then the settle window: {started:?}"
+    );
+    assert_eq!(sim.engine.status().await.unwrap().live_turns, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn broken_model_output_is_retried_then_failed_and_the_next_review_still_runs() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(2)).await;
+    for broken in [
+        "{\"candidates\": [",
+        "Sure! Here you go.",
+        "{\"candidates\":[{\"skill\":\"Bad Name\"}]}",
+    ] {
+        sim.llm.script(broken);
+    }
+    let (bad, _) = sim.submit(submission("s1", "hello")).await;
+    let event = sim
+        .event(Duration::from_secs(60), |e| {
+            matches!(
+                e,
+                EngineEvent::ReviewFailed {
+                    will_retry: false,
+                    ..
+                }
+            )
+        })
+        .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewFailed { ref error, .. } if error.contains("expected JSON"))
+    );
+    let review = sim.status_of(&bad).await;
+    assert_eq!(
+        (review.status, review.failures, review.attempts),
+        (ReviewStatus::Failed, 3, 3)
+    );
+    assert!(review.last_error.is_some());
+
+    let (good, _) = sim.submit(submission("s2", "next")).await;
+    let event = sim.event(Duration::from_secs(60), completed).await;
+    assert_eq!(
+        event,
+        EngineEvent::ReviewCompleted {
+            review_id: good,
+            candidates: 1
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn learning_never_wakes_an_unloaded_model_until_it_ages_out() {
+    let mut config = Config::default();
+    config.reviews.base_url = Some(MANAGED_URL.into());
+    config.reviews.model = Some("big".into());
+    let server = reading(&[
+        ("small", ModelStatus::Loaded, 0),
+        ("big", ModelStatus::Sleeping, 0),
+    ]);
+    let mut sim = sim_with(config, server, Duration::from_secs(2)).await;
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(600)).await;
+    assert!(sim.llm.calls().is_empty());
+    let reason = sim.engine.status().await.unwrap().learning.reason.unwrap();
+    assert!(
+        reason.contains("`big`") && reason.contains("sleeping"),
+        "{reason}"
+    );
+    sim.event(Duration::from_secs(1300), completed).await;
+    assert_eq!(
+        sim.llm.calls()[0].model,
+        "big",
+        "only an aged-out item may cause a load"
+    );
+}
