@@ -41,7 +41,10 @@ async fn wait_for(
     match outcome {
         Ok(Ok(reading)) => reading,
         Ok(Err(_)) => panic!("the monitor stopped while waiting for {what}"),
-        Err(_) => panic!("no {what} within {WITHIN:?}; last reading: {:?}", *rx.borrow()),
+        Err(_) => panic!(
+            "no {what} within {WITHIN:?}; last reading: {:?}",
+            *rx.borrow()
+        ),
     }
 }
 
@@ -65,7 +68,9 @@ fn write_in_place(path: &Path, bytes: &[u8]) {
 async fn every_transition(server: StandIn, busy_model: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = state_path(&dir);
-    let monitor = ServerMonitor::start(MonitorConfig::new(&path)).await.unwrap();
+    let monitor = ServerMonitor::start(MonitorConfig::new(&path))
+        .await
+        .unwrap();
     let mut rx = monitor.subscribe();
     assert_eq!(monitor.latest().state, ServerState::Absent);
     // Work is waiting for the GPU: someone is interested, so the monitor keeps looking.
@@ -73,7 +78,10 @@ async fn every_transition(server: StandIn, busy_model: &str) {
 
     server.write_state_file(&path, std::process::id()).unwrap();
     let reading = wait_state(&mut rx, ServerState::Starting).await;
-    assert_eq!(reading.base_url.as_deref(), Some(server.base_url().as_str()));
+    assert_eq!(
+        reading.base_url.as_deref(),
+        Some(server.base_url().as_str())
+    );
 
     server.set_ready(true);
     let reading = wait_state(&mut rx, ServerState::Ready).await;
@@ -94,7 +102,11 @@ async fn every_transition(server: StandIn, busy_model: &str) {
 
     std::fs::remove_file(&path).unwrap();
     wait_state(&mut rx, ServerState::Absent).await;
-    assert!(server.loads().is_empty(), "the monitor woke a model: {:?}", server.loads());
+    assert!(
+        server.loads().is_empty(),
+        "the monitor woke a model: {:?}",
+        server.loads()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,7 +144,9 @@ async fn router_model_status_changes_show_without_waking_anything() {
     .await
     .unwrap();
     server.write_state_file(&path, std::process::id()).unwrap();
-    let monitor = ServerMonitor::start(MonitorConfig::new(&path)).await.unwrap();
+    let monitor = ServerMonitor::start(MonitorConfig::new(&path))
+        .await
+        .unwrap();
     let mut rx = monitor.subscribe();
     let _interest = monitor.interest();
     let reading = wait_state(&mut rx, ServerState::Ready).await;
@@ -141,7 +155,8 @@ async fn router_model_status_changes_show_without_waking_anything() {
     server.set_model_status("chat", StandInStatus::Sleeping);
     server.set_model_status("big", StandInStatus::Loaded);
     let reading = wait_for(&mut rx, "chat asleep", |r| {
-        r.model("chat").is_some_and(|m| m.status == ModelStatus::Sleeping)
+        r.model("chat")
+            .is_some_and(|m| m.status == ModelStatus::Sleeping)
     })
     .await;
     assert_eq!(reading.first_loaded_model().unwrap().id, "big");
@@ -153,7 +168,9 @@ async fn each_bad_state_file_is_reported_and_the_monitor_keeps_going() {
     let dir = tempfile::tempdir().unwrap();
     let path = state_path(&dir);
     let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
-    let monitor = ServerMonitor::start(MonitorConfig::new(&path)).await.unwrap();
+    let monitor = ServerMonitor::start(MonitorConfig::new(&path))
+        .await
+        .unwrap();
     let mut rx = monitor.subscribe();
     let _interest = monitor.interest();
     let good = format!(
@@ -164,17 +181,38 @@ async fn each_bad_state_file_is_reported_and_the_monitor_keeps_going() {
 
     let bad_files: [(&str, Vec<u8>, &str); 7] = [
         ("empty", Vec::new(), "empty"),
-        ("truncated", good.as_bytes()[..good.len() / 2].to_vec(), "truncated"),
+        (
+            "truncated",
+            good.as_bytes()[..good.len() / 2].to_vec(),
+            "truncated",
+        ),
         ("array", format!("[{good}]").into_bytes(), "holds an array"),
-        ("missing base_url", b"{\"api_key\":\"k\",\"pid\":1}".to_vec(), "no `base_url`"),
-        ("base_url a number", b"{\"base_url\":8080}".to_vec(), "`base_url` in the state file is a number"),
-        ("base_url an object", b"{\"base_url\":{\"host\":\"h\"}}".to_vec(), "is an object"),
-        ("not json", b"base_url=http://h/v1".to_vec(), "not valid JSON"),
+        (
+            "missing base_url",
+            b"{\"api_key\":\"k\",\"pid\":1}".to_vec(),
+            "no `base_url`",
+        ),
+        (
+            "base_url a number",
+            b"{\"base_url\":8080}".to_vec(),
+            "`base_url` in the state file is a number",
+        ),
+        (
+            "base_url an object",
+            b"{\"base_url\":{\"host\":\"h\"}}".to_vec(),
+            "is an object",
+        ),
+        (
+            "not json",
+            b"base_url=http://h/v1".to_vec(),
+            "not valid JSON",
+        ),
     ];
     for (name, bytes, reason) in bad_files {
         write_in_place(&path, &bytes);
         let reading = wait_for(&mut rx, name, |r| {
-            r.state == ServerState::Invalid && r.reason.as_deref().is_some_and(|t| t.contains(reason))
+            r.state == ServerState::Invalid
+                && r.reason.as_deref().is_some_and(|t| t.contains(reason))
         })
         .await;
         assert!(!reading.idle);
@@ -192,7 +230,10 @@ async fn each_bad_state_file_is_reported_and_the_monitor_keeps_going() {
     wait_state(&mut rx, ServerState::Ready).await;
 
     // A dead pid is stale.
-    let stale = good.replace(&format!("\"pid\":{}", std::process::id()), &format!("\"pid\":{}", dead_pid()));
+    let stale = good.replace(
+        &format!("\"pid\":{}", std::process::id()),
+        &format!("\"pid\":{}", dead_pid()),
+    );
     write_by_rename(&path, stale.as_bytes());
     wait_state(&mut rx, ServerState::Stale).await;
 
@@ -221,7 +262,9 @@ async fn a_folder_that_appears_after_start_is_watched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a/b/c/server.json");
     let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
-    let monitor = ServerMonitor::start(MonitorConfig::new(&path)).await.unwrap();
+    let monitor = ServerMonitor::start(MonitorConfig::new(&path))
+        .await
+        .unwrap();
     let mut rx = monitor.subscribe();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -245,14 +288,23 @@ fn quiet_window() -> Duration {
 async fn no_request_reaches_the_server_while_nobody_asks() {
     for config in [
         StandInConfig::single("m"),
-        StandInConfig::router([("chat", StandInStatus::Loaded), ("nap", StandInStatus::Sleeping)]),
+        StandInConfig::router([
+            ("chat", StandInStatus::Loaded),
+            ("nap", StandInStatus::Sleeping),
+        ]),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = state_path(&dir);
         let server = StandIn::start(config).await.unwrap();
         server.write_state_file(&path, std::process::id()).unwrap();
-        let monitor = ServerMonitor::start(MonitorConfig::new(&path)).await.unwrap();
-        assert_eq!(monitor.latest().state, ServerState::Ready, "one probe at start");
+        let monitor = ServerMonitor::start(MonitorConfig::new(&path))
+            .await
+            .unwrap();
+        assert_eq!(
+            monitor.latest().state,
+            ServerState::Ready,
+            "one probe at start"
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
         server.reset_counters();
 
@@ -267,17 +319,27 @@ async fn no_request_reaches_the_server_while_nobody_asks() {
             monitor.read().await;
         }
         let one_probe = server.total_requests();
-        assert!((3..=4).contains(&one_probe), "a burst cost {one_probe} requests");
+        assert!(
+            (3..=4).contains(&one_probe),
+            "a burst cost {one_probe} requests"
+        );
 
         // Interest polls; dropping it stops the polling.
         let interest = monitor.interest();
         tokio::time::sleep(Duration::from_millis(1200)).await;
-        assert!(server.total_requests() > one_probe, "interest keeps the reading fresh");
+        assert!(
+            server.total_requests() > one_probe,
+            "interest keeps the reading fresh"
+        );
         drop(interest);
         tokio::time::sleep(Duration::from_millis(600)).await;
         server.reset_counters();
         tokio::time::sleep(Duration::from_millis(1500)).await;
-        assert_eq!(server.total_requests(), 0, "polling stopped with the last guard");
+        assert_eq!(
+            server.total_requests(),
+            0,
+            "polling stopped with the last guard"
+        );
         assert!(server.loads().is_empty());
     }
 }

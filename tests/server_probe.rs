@@ -26,7 +26,11 @@ fn fixture() -> Fixture {
         cache_ttl: Duration::ZERO,
     };
     let probe = HttpProbe::new(&state_file, config).unwrap();
-    Fixture { _dir: dir, state_file, probe }
+    Fixture {
+        _dir: dir,
+        state_file,
+        probe,
+    }
 }
 
 fn write(path: &Path, text: &str) {
@@ -34,22 +38,33 @@ fn write(path: &Path, text: &str) {
 }
 
 fn model(id: &str, status: ModelStatus, busy_slots: usize) -> ModelReading {
-    ModelReading { id: id.to_owned(), status, busy_slots }
+    ModelReading {
+        id: id.to_owned(),
+        status,
+        busy_slots,
+    }
 }
 
 async fn probe_with(fixture: &Fixture, server: &StandIn) -> ServerReading {
-    server.write_state_file(&fixture.state_file, std::process::id()).unwrap();
+    server
+        .write_state_file(&fixture.state_file, std::process::id())
+        .unwrap();
     fixture.probe.probe().await
 }
 
 #[tokio::test]
 async fn single_mode_ready_idle_then_busy() {
     let fixture = fixture();
-    let server = StandIn::start(StandInConfig::single("tiny").with_api_key("k")).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("tiny").with_api_key("k"))
+        .await
+        .unwrap();
     let reading = probe_with(&fixture, &server).await;
     assert_eq!(reading.state, ServerState::Ready, "{:?}", reading.reason);
     assert_eq!(reading.mode, Some(ServerMode::Single));
-    assert_eq!(reading.base_url.as_deref(), Some(server.base_url().as_str()));
+    assert_eq!(
+        reading.base_url.as_deref(),
+        Some(server.base_url().as_str())
+    );
     assert_eq!(reading.models, vec![model("tiny", ModelStatus::Loaded, 0)]);
     assert!(reading.idle);
     assert_eq!(reading.reason, None);
@@ -65,12 +80,17 @@ async fn single_mode_ready_idle_then_busy() {
 #[tokio::test]
 async fn a_loading_server_reads_starting() {
     let fixture = fixture();
-    let server = StandIn::start(StandInConfig::single("tiny").loading()).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("tiny").loading())
+        .await
+        .unwrap();
     let reading = probe_with(&fixture, &server).await;
     assert_eq!(reading.state, ServerState::Starting);
     assert!(!reading.idle);
     let reason = reading.reason.unwrap();
-    assert!(reason.contains("503") && reason.contains("Loading model"), "{reason}");
+    assert!(
+        reason.contains("503") && reason.contains("Loading model"),
+        "{reason}"
+    );
 }
 
 #[tokio::test]
@@ -109,7 +129,11 @@ async fn router_mode_reads_statuses_and_never_wakes_a_model() {
     );
     assert!(!reading.idle);
 
-    assert!(server.loads().is_empty(), "the probe caused a load: {:?}", server.loads());
+    assert!(
+        server.loads().is_empty(),
+        "the probe caused a load: {:?}",
+        server.loads()
+    );
     assert_eq!(server.model_status("nap"), Some(StandInStatus::Sleeping));
     assert_eq!(server.model_status("cold"), Some(StandInStatus::Unloaded));
     let slot_queries: Vec<String> = server
@@ -120,7 +144,10 @@ async fn router_mode_reads_statuses_and_never_wakes_a_model() {
         .collect();
     assert_eq!(slot_queries.len(), 6 * 2, "two loaded models, six probes");
     for query in &slot_queries {
-        assert!(query == "model=hot&autoload=false" || query == "model=also-hot&autoload=false", "{query}");
+        assert!(
+            query == "model=hot&autoload=false" || query == "model=also-hot&autoload=false",
+            "{query}"
+        );
     }
 
     server.set_busy("also-hot", 0, false);
@@ -131,7 +158,9 @@ async fn router_mode_reads_statuses_and_never_wakes_a_model() {
 #[tokio::test]
 async fn router_with_nothing_loaded_is_ready_and_idle_without_slot_requests() {
     let fixture = fixture();
-    let server = StandIn::start(StandInConfig::router([("nap", StandInStatus::Sleeping)])).await.unwrap();
+    let server = StandIn::start(StandInConfig::router([("nap", StandInStatus::Sleeping)]))
+        .await
+        .unwrap();
     let reading = probe_with(&fixture, &server).await;
     assert_eq!(reading.state, ServerState::Ready);
     assert!(reading.idle);
@@ -143,28 +172,51 @@ async fn router_with_nothing_loaded_is_ready_and_idle_without_slot_requests() {
 /// Probes with a fault injected and checks: unreachable, in time, with the reason.
 async fn check_fault(configure: impl FnOnce(&StandIn), expected_reason: &str) {
     let fixture = fixture();
-    let server = StandIn::start(StandInConfig::single("m").with_api_key("k")).await.unwrap();
-    server.write_state_file(&fixture.state_file, std::process::id()).unwrap();
+    let server = StandIn::start(StandInConfig::single("m").with_api_key("k"))
+        .await
+        .unwrap();
+    server
+        .write_state_file(&fixture.state_file, std::process::id())
+        .unwrap();
     configure(&server);
     let started = Instant::now();
     let reading = fixture.probe.probe().await;
     let elapsed = started.elapsed();
-    assert_eq!(reading.state, ServerState::Unreachable, "{:?}", reading.reason);
+    assert_eq!(
+        reading.state,
+        ServerState::Unreachable,
+        "{:?}",
+        reading.reason
+    );
     assert!(!reading.idle);
     assert!(reading.models.is_empty());
     let reason = reading.reason.unwrap();
-    assert!(reason.contains(expected_reason), "reason {reason:?} lacks {expected_reason:?}");
-    assert!(elapsed < REQUEST_TIMEOUT + Duration::from_millis(300), "took {elapsed:?}");
+    assert!(
+        reason.contains(expected_reason),
+        "reason {reason:?} lacks {expected_reason:?}"
+    );
+    assert!(
+        elapsed < REQUEST_TIMEOUT + Duration::from_millis(300),
+        "took {elapsed:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_hung_health_is_unreachable_within_the_timeout() {
-    check_fault(|s| s.inject_fault(Endpoint::Health, Fault::Hang), "no answer from /health within").await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Health, Fault::Hang),
+        "no answer from /health within",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_hung_slots_is_unreachable_within_the_timeout() {
-    check_fault(|s| s.inject_fault(Endpoint::Slots, Fault::Hang), "no answer from /slots within").await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Slots, Fault::Hang),
+        "no answer from /slots within",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -178,15 +230,35 @@ async fn a_slow_server_beyond_the_timeout_is_unreachable() {
 
 #[tokio::test]
 async fn a_500_is_unreachable_with_the_status() {
-    check_fault(|s| s.inject_fault(Endpoint::Health, Fault::Status500), "/health answered 500").await;
-    check_fault(|s| s.inject_fault(Endpoint::Slots, Fault::Status500), "/slots answered 500").await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Health, Fault::Status500),
+        "/health answered 500",
+    )
+    .await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Slots, Fault::Status500),
+        "/slots answered 500",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn garbage_is_unreachable_and_says_not_json() {
-    check_fault(|s| s.inject_fault(Endpoint::Health, Fault::Garbage), "/health answered 200 with a body that is not JSON").await;
-    check_fault(|s| s.inject_fault(Endpoint::Models, Fault::Garbage), "/models answered a body that is not JSON").await;
-    check_fault(|s| s.inject_fault(Endpoint::Slots, Fault::Garbage), "/slots answered a body that is not JSON").await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Health, Fault::Garbage),
+        "/health answered 200 with a body that is not JSON",
+    )
+    .await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Models, Fault::Garbage),
+        "/models answered a body that is not JSON",
+    )
+    .await;
+    check_fault(
+        |s| s.inject_fault(Endpoint::Slots, Fault::Garbage),
+        "/slots answered a body that is not JSON",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -198,7 +270,9 @@ async fn a_refused_key_is_unreachable_and_says_so() {
 async fn a_server_that_went_away_is_unreachable() {
     let fixture = fixture();
     let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
-    server.write_state_file(&fixture.state_file, std::process::id()).unwrap();
+    server
+        .write_state_file(&fixture.state_file, std::process::id())
+        .unwrap();
     server.stop().await;
     let reading = fixture.probe.probe().await;
     assert_eq!(reading.state, ServerState::Unreachable);
@@ -224,6 +298,13 @@ async fn file_level_states_need_no_http() {
     server.write_state_file(&fixture.state_file, pid).unwrap();
     let reading = fixture.probe.probe().await;
     assert_eq!(reading.state, ServerState::Stale);
-    assert_eq!(reading.base_url.as_deref(), Some(server.base_url().as_str()));
-    assert_eq!(server.total_requests(), 0, "absent, invalid and stale cost no request");
+    assert_eq!(
+        reading.base_url.as_deref(),
+        Some(server.base_url().as_str())
+    );
+    assert_eq!(
+        server.total_requests(),
+        0,
+        "absent, invalid and stale cost no request"
+    );
 }

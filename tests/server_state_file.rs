@@ -32,7 +32,10 @@ fn a_good_file_parses_and_keeps_unknown_fields() {
     assert_eq!(record.pid, Some(42));
     assert_eq!(record.extra["owner_pid"], json!(7));
     assert_eq!(record.extra["create_time"], json!(1.5));
-    assert!(!format!("{record:?}").contains("\"k\""), "the key stays out of Debug");
+    assert!(
+        !format!("{record:?}").contains("\"k\""),
+        "the key stays out of Debug"
+    );
 }
 
 #[test]
@@ -53,15 +56,33 @@ fn each_bad_file_is_invalid_with_its_reason() {
         (b"\"http://h/v1\"", "holds a string"),
         (b"{\"api_key\":\"k\",\"pid\":1}", "no `base_url`"),
         (b"{\"base_url\":null}", "no `base_url`"),
-        (b"{\"base_url\":8080}", "`base_url` in the state file is a number"),
+        (
+            b"{\"base_url\":8080}",
+            "`base_url` in the state file is a number",
+        ),
         (b"{\"base_url\":[\"http://h\"]}", "is an array"),
         (b"{\"base_url\":\"not a url\"}", "not a URL"),
         (b"{\"base_url\":\"ftp://h/v1\"}", "not an http(s) URL"),
-        (b"{\"base_url\":\"http://h/v1\",\"api_key\":5}", "`api_key` in the state file is a number"),
-        (b"{\"base_url\":\"http://h/v1\",\"pid\":\"123\"}", "`pid` in the state file is a string"),
-        (b"{\"base_url\":\"http://h/v1\",\"pid\":0}", "not a valid process id"),
-        (b"{\"base_url\":\"http://h/v1\",\"pid\":-5}", "not a valid process id"),
-        (b"{\"base_url\":\"http://h/v1\",\"pid\":1.5}", "not a valid process id"),
+        (
+            b"{\"base_url\":\"http://h/v1\",\"api_key\":5}",
+            "`api_key` in the state file is a number",
+        ),
+        (
+            b"{\"base_url\":\"http://h/v1\",\"pid\":\"123\"}",
+            "`pid` in the state file is a string",
+        ),
+        (
+            b"{\"base_url\":\"http://h/v1\",\"pid\":0}",
+            "not a valid process id",
+        ),
+        (
+            b"{\"base_url\":\"http://h/v1\",\"pid\":-5}",
+            "not a valid process id",
+        ),
+        (
+            b"{\"base_url\":\"http://h/v1\",\"pid\":1.5}",
+            "not a valid process id",
+        ),
     ];
     for (bytes, expected) in cases {
         let reason = invalid_reason(bytes);
@@ -84,7 +105,11 @@ fn reading_the_file_tells_absent_stale_alive_and_unreadable() {
     );
 
     let pid = dead_pid();
-    std::fs::write(&path, format!("{{\"base_url\":\"http://h:1/v1\",\"pid\":{pid}}}")).unwrap();
+    std::fs::write(
+        &path,
+        format!("{{\"base_url\":\"http://h:1/v1\",\"pid\":{pid}}}"),
+    )
+    .unwrap();
     match read_state_file(&path) {
         StateFileReading::Stale { record, reason } => {
             assert_eq!(record.base_url, "http://h:1/v1");
@@ -94,7 +119,11 @@ fn reading_the_file_tells_absent_stale_alive_and_unreadable() {
     }
 
     let me = std::process::id();
-    std::fs::write(&path, format!("{{\"base_url\":\"http://h:1/v1\",\"pid\":{me}}}")).unwrap();
+    std::fs::write(
+        &path,
+        format!("{{\"base_url\":\"http://h:1/v1\",\"pid\":{me}}}"),
+    )
+    .unwrap();
     assert!(matches!(read_state_file(&path), StateFileReading::Alive(_)));
 
     let folder_in_the_way = dir.path().join("dir.json");
@@ -134,12 +163,27 @@ fn runtime_urls_match_the_managed_server_exactly() {
     for (runtime, expected) in cases {
         assert_eq!(is_managed_url(runtime, managed), expected, "{runtime}");
     }
-    assert!(is_managed_url("http://LlamaBox.Local/v1", "http://llamabox.local:80/v1"));
-    assert!(is_managed_url("https://gpu.example/v1", "https://GPU.example:443"));
-    assert!(!is_managed_url("http://gpu.example/v1", "https://gpu.example/v1"), "80 is not 443");
-    assert!(is_managed_url("http://[::1]:9000/v1", "http://[0:0:0:0:0:0:0:1]:9000"));
+    assert!(is_managed_url(
+        "http://LlamaBox.Local/v1",
+        "http://llamabox.local:80/v1"
+    ));
+    assert!(is_managed_url(
+        "https://gpu.example/v1",
+        "https://GPU.example:443"
+    ));
+    assert!(
+        !is_managed_url("http://gpu.example/v1", "https://gpu.example/v1"),
+        "80 is not 443"
+    );
+    assert!(is_managed_url(
+        "http://[::1]:9000/v1",
+        "http://[0:0:0:0:0:0:0:1]:9000"
+    ));
     assert!(!is_managed_url("http://127.0.0.1:8080", "garbage"));
-    assert_eq!(host_port("http://Example.COM/v1"), Some(("example.com".to_owned(), 80)));
+    assert_eq!(
+        host_port("http://Example.COM/v1"),
+        Some(("example.com".to_owned(), 80))
+    );
 }
 
 fn ready_reading() -> ServerReading {
@@ -147,8 +191,16 @@ fn ready_reading() -> ServerReading {
         state: ServerState::Ready,
         base_url: Some("http://127.0.0.1:8080/v1".to_owned()),
         models: vec![
-            ModelReading { id: "a".to_owned(), status: ModelStatus::Loaded, busy_slots: 1 },
-            ModelReading { id: "b".to_owned(), status: ModelStatus::Sleeping, busy_slots: 0 },
+            ModelReading {
+                id: "a".to_owned(),
+                status: ModelStatus::Loaded,
+                busy_slots: 1,
+            },
+            ModelReading {
+                id: "b".to_owned(),
+                status: ModelStatus::Sleeping,
+                busy_slots: 0,
+            },
         ],
         idle: false,
         reason: Some("the server is processing: a (1 busy)".to_owned()),

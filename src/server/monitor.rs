@@ -155,7 +155,12 @@ impl ServerMonitor {
         let (changes_tx, changes_rx) = mpsc::unbounded_channel();
         let watcher = FolderWatcher::start(&config.state_file, config.debounce, changes_tx)?;
         shared.on_file_change().await;
-        let task = tokio::spawn(run(shared.clone(), watcher, changes_rx, config.poll_interval));
+        let task = tokio::spawn(run(
+            shared.clone(),
+            watcher,
+            changes_rx,
+            config.poll_interval,
+        ));
         Ok(ServerMonitor { shared, task })
     }
 

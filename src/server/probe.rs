@@ -88,7 +88,10 @@ enum StepError {
 
 impl HttpProbe {
     /// A probe of the server named by the state file at `state_file`.
-    pub fn new(state_file: impl Into<PathBuf>, config: ProbeConfig) -> Result<HttpProbe, ServerError> {
+    pub fn new(
+        state_file: impl Into<PathBuf>,
+        config: ProbeConfig,
+    ) -> Result<HttpProbe, ServerError> {
         let client = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)
@@ -543,7 +546,11 @@ impl ManualProbe {
 impl ServerProbe for ManualProbe {
     fn read(&self) -> ReadingFuture<'_> {
         self.reads.fetch_add(1, Ordering::SeqCst);
-        let reading = self.reading.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let reading = self
+            .reading
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         Box::pin(std::future::ready(reading))
     }
 }
@@ -554,8 +561,14 @@ mod tests {
 
     #[test]
     fn origin_strips_v1_and_keeps_prefixes() {
-        assert_eq!(server_origin("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080");
-        assert_eq!(server_origin("http://127.0.0.1:8080/v1/"), "http://127.0.0.1:8080");
+        assert_eq!(
+            server_origin("http://127.0.0.1:8080/v1"),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            server_origin("http://127.0.0.1:8080/v1/"),
+            "http://127.0.0.1:8080"
+        );
         assert_eq!(server_origin("http://h/llama/v1"), "http://h/llama");
         assert_eq!(server_origin("http://h:1"), "http://h:1");
     }

@@ -119,8 +119,9 @@ pub fn parse_state_file(bytes: &[u8]) -> Result<StateFileRecord, String> {
             ))
         }
     };
-    let parsed = reqwest::Url::parse(base_url.trim())
-        .map_err(|err| format!("`base_url` \"{base_url}\" in the state file is not a URL ({err})"))?;
+    let parsed = reqwest::Url::parse(base_url.trim()).map_err(|err| {
+        format!("`base_url` \"{base_url}\" in the state file is not a URL ({err})")
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(format!(
             "`base_url` \"{base_url}\" in the state file is not an http(s) URL with a host"

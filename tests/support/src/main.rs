@@ -104,7 +104,10 @@ async fn main() {
 async fn run() -> anyhow::Result<()> {
     let args = parse_args()?;
     let server = StandIn::start(args.config).await?;
-    println!("stand-in llama-server listening, base_url {}", server.base_url());
+    println!(
+        "stand-in llama-server listening, base_url {}",
+        server.base_url()
+    );
     if let Some(path) = &args.state_file {
         server
             .write_state_file(path, std::process::id())

@@ -54,7 +54,9 @@ async fn read_events(response: &mut reqwest::Response, limit: usize) -> Vec<Stri
 
 #[tokio::test]
 async fn loading_server_answers_503_everywhere_then_ok() {
-    let server = StandIn::start(StandInConfig::single("m").loading()).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("m").loading())
+        .await
+        .unwrap();
     for path in ["/health", "/v1/health", "/v1/models", "/slots"] {
         let (status, body) = get_json(&server, path).await;
         assert_eq!(status, 503, "{path}");
@@ -64,20 +66,31 @@ async fn loading_server_answers_503_everywhere_then_ok() {
         );
     }
     server.set_ready(true);
-    assert_eq!(get_json(&server, "/health").await, (200, json!({"status": "ok"})));
-    assert_eq!(get_json(&server, "/v1/health").await, (200, json!({"status": "ok"})));
+    assert_eq!(
+        get_json(&server, "/health").await,
+        (200, json!({"status": "ok"}))
+    );
+    assert_eq!(
+        get_json(&server, "/v1/health").await,
+        (200, json!({"status": "ok"}))
+    );
 }
 
 // ---- listings and slots ----
 
 #[tokio::test]
 async fn single_mode_lists_its_model_and_slots() {
-    let server = StandIn::start(StandInConfig::single("tiny").with_slots(3)).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("tiny").with_slots(3))
+        .await
+        .unwrap();
     for path in ["/v1/models", "/models"] {
         let (status, body) = get_json(&server, path).await;
         assert_eq!(status, 200);
         assert_eq!(body["data"][0]["id"], "tiny");
-        assert!(body["data"][0].get("status").is_none(), "single mode has no status");
+        assert!(
+            body["data"][0].get("status").is_none(),
+            "single mode has no status"
+        );
     }
     let (_, slots) = get_json(&server, "/slots").await;
     let slots = slots.as_array().unwrap();
@@ -97,7 +110,9 @@ async fn single_mode_lists_its_model_and_slots() {
 
 #[tokio::test]
 async fn bearer_key_guards_everything_but_public_endpoints() {
-    let server = StandIn::start(StandInConfig::single("m").with_api_key("sekrit")).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("m").with_api_key("sekrit"))
+        .await
+        .unwrap();
     for path in ["/health", "/v1/health", "/models", "/v1/models"] {
         assert_eq!(get(&server, path).await.0, 200, "{path} is public");
     }
@@ -107,9 +122,19 @@ async fn bearer_key_guards_everything_but_public_endpoints() {
     let url = format!("{}/slots", server.origin());
     let wrong = client().get(&url).bearer_auth("nope").send().await.unwrap();
     assert_eq!(wrong.status().as_u16(), 401);
-    let right = client().get(&url).bearer_auth("sekrit").send().await.unwrap();
+    let right = client()
+        .get(&url)
+        .bearer_auth("sekrit")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(right.status().as_u16(), 200);
-    let anthropic_style = client().get(&url).header("x-api-key", "sekrit").send().await.unwrap();
+    let anthropic_style = client()
+        .get(&url)
+        .header("x-api-key", "sekrit")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(anthropic_style.status().as_u16(), 200);
 
     let chat = client()
@@ -155,13 +180,18 @@ async fn streamed_completion_sends_tokens_usage_and_done() {
     assert_eq!(last["choices"][0]["finish_reason"], "stop");
     assert_eq!(last["usage"]["completion_tokens"], 4);
     assert!(last["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
-    assert!(server.stream_drops().is_empty(), "a finished stream is not a drop");
+    assert!(
+        server.stream_drops().is_empty(),
+        "a finished stream is not a drop"
+    );
     assert_eq!(server.busy_slots("m"), 0);
 }
 
 #[tokio::test]
 async fn non_streamed_completion_carries_scripted_broken_json_verbatim() {
-    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::ZERO)).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::ZERO))
+        .await
+        .unwrap();
     let broken = "{\"candidates\": [{\"skill\": \"x\",";
     server.push_reply("m", broken);
     let body: Value = client()
@@ -186,13 +216,18 @@ async fn non_streamed_completion_carries_scripted_broken_json_verbatim() {
         .json()
         .await
         .unwrap();
-    assert_eq!(next["choices"][0]["message"]["content"], lull_stand_in::DEFAULT_REPLY);
+    assert_eq!(
+        next["choices"][0]["message"]["content"],
+        lull_stand_in::DEFAULT_REPLY
+    );
     assert_eq!(server.chat_requests().len(), 2);
 }
 
 #[tokio::test]
 async fn max_tokens_truncates_with_finish_reason_length() {
-    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::ZERO)).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::ZERO))
+        .await
+        .unwrap();
     server.push_reply("m", "a b c d");
     let mut body = chat_body("m", false);
     body["max_tokens"] = json!(2);
@@ -224,13 +259,21 @@ async fn streaming_holds_a_slot_and_a_dropped_stream_frees_it_within_500ms() {
     let first = read_events(&mut response, 2).await;
     assert_eq!(first.len(), 2);
     let (_, slots) = get_json(&server, "/slots").await;
-    let busy = slots.as_array().unwrap().iter().filter(|s| s["is_processing"] == true).count();
+    let busy = slots
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["is_processing"] == true)
+        .count();
     assert_eq!(busy, 1, "the streaming completion holds one slot");
 
     let dropped_at = Instant::now();
     drop(response);
     while server.busy_slots("m") > 0 {
-        assert!(dropped_at.elapsed() < Duration::from_millis(500), "slot still busy");
+        assert!(
+            dropped_at.elapsed() < Duration::from_millis(500),
+            "slot still busy"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let drops = server.stream_drops();
@@ -264,12 +307,23 @@ async fn router_lists_every_status_on_both_model_paths() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| (m["id"].as_str().unwrap().to_owned(), m["status"]["value"].as_str().unwrap().to_owned()))
+            .map(|m| {
+                (
+                    m["id"].as_str().unwrap().to_owned(),
+                    m["status"]["value"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect();
         assert_eq!(
             statuses,
-            [("hot", "loaded"), ("cold", "unloaded"), ("nap", "sleeping"), ("fetch", "downloading"), ("warm", "loading")]
-                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            [
+                ("hot", "loaded"),
+                ("cold", "unloaded"),
+                ("nap", "sleeping"),
+                ("fetch", "downloading"),
+                ("warm", "loading")
+            ]
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
         );
     }
     server.set_model_status("cold", ModelStatus::Loaded);
@@ -282,7 +336,10 @@ async fn router_slots_need_a_model_and_never_wake_without_autoload() {
     let server = StandIn::start(router_config()).await.unwrap();
     let (status, body) = get_json(&server, "/slots").await;
     assert_eq!(status, 400);
-    assert_eq!(body["error"]["message"], "model name is missing from the request");
+    assert_eq!(
+        body["error"]["message"],
+        "model name is missing from the request"
+    );
 
     server.set_busy("hot", 0, true);
     let (status, slots) = get_json(&server, "/slots?model=hot").await;
@@ -291,9 +348,16 @@ async fn router_slots_need_a_model_and_never_wake_without_autoload() {
 
     let (status, slots) = get_json(&server, "/slots?model=nap").await;
     assert_eq!(status, 200, "a sleeping model answers /slots");
-    assert!(slots.as_array().unwrap().iter().all(|s| s["is_processing"] == false));
+    assert!(slots
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["is_processing"] == false));
     let (status, body) = get_json(&server, "/slots?model=cold&autoload=false").await;
-    assert_eq!((status, body["error"]["message"].as_str()), (400, Some("model is not loaded")));
+    assert_eq!(
+        (status, body["error"]["message"].as_str()),
+        (400, Some("model is not loaded"))
+    );
     let (status, _) = get_json(&server, "/slots?model=warm&autoload=false").await;
     assert_eq!(status, 503);
     assert!(server.loads().is_empty(), "{:?}", server.loads());
@@ -305,27 +369,53 @@ async fn router_slots_need_a_model_and_never_wake_without_autoload() {
     assert_eq!(status, 200);
     let loads = server.loads();
     assert_eq!(loads.len(), 1);
-    assert_eq!((loads[0].model.as_str(), loads[0].from, loads[0].cause), ("cold", ModelStatus::Unloaded, Endpoint::Slots));
+    assert_eq!(
+        (loads[0].model.as_str(), loads[0].from, loads[0].cause),
+        ("cold", ModelStatus::Unloaded, Endpoint::Slots)
+    );
 }
 
 #[tokio::test]
 async fn router_completion_naming_an_unloaded_model_loads_it() {
     let server = StandIn::start(router_config()).await.unwrap();
     let url = format!("{}/chat/completions", server.base_url());
-    let answer = client().post(&url).json(&chat_body("hot", false)).send().await.unwrap();
+    let answer = client()
+        .post(&url)
+        .json(&chat_body("hot", false))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(answer.status().as_u16(), 200);
     assert!(server.loads().is_empty(), "a loaded model needs no load");
 
-    let answer = client().post(&url).json(&chat_body("nap", false)).send().await.unwrap();
+    let answer = client()
+        .post(&url)
+        .json(&chat_body("nap", false))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(answer.status().as_u16(), 200);
     let loads = server.loads();
     assert_eq!(loads.len(), 1);
-    assert_eq!((loads[0].model.as_str(), loads[0].from), ("nap", ModelStatus::Sleeping));
+    assert_eq!(
+        (loads[0].model.as_str(), loads[0].from),
+        ("nap", ModelStatus::Sleeping)
+    );
     assert_eq!(server.model_status("nap"), Some(ModelStatus::Loaded));
 
-    let unknown = client().post(&url).json(&chat_body("nope", false)).send().await.unwrap();
+    let unknown = client()
+        .post(&url)
+        .json(&chat_body("nope", false))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unknown.status().as_u16(), 400);
-    let missing = client().post(&url).json(&json!({"messages": []})).send().await.unwrap();
+    let missing = client()
+        .post(&url)
+        .json(&json!({"messages": []}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 400);
     let not_allowed = client()
         .post(format!("{url}?autoload=false"))
@@ -350,7 +440,10 @@ async fn injected_faults_500_garbage_hang_and_slow() {
     server.inject_fault(Endpoint::Models, Fault::Garbage);
     let (status, text) = get(&server, "/v1/models").await;
     assert_eq!(status, 200);
-    assert!(serde_json::from_str::<Value>(&text).is_err(), "garbage must not parse: {text}");
+    assert!(
+        serde_json::from_str::<Value>(&text).is_err(),
+        "garbage must not parse: {text}"
+    );
 
     server.inject_fault(Endpoint::Slots, Fault::Hang);
     let hung = client()
@@ -377,8 +470,13 @@ async fn a_hanging_request_ends_when_the_stand_in_stops() {
     let url = format!("{}/health", server.origin());
     let pending = tokio::spawn(async move { client().get(url).send().await });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    tokio::time::timeout(Duration::from_secs(3), server.stop()).await.unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(3), pending).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(3), server.stop())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(3), pending)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(outcome.map(|r| r.status().as_u16()).unwrap_or(0) != 200);
 }
 
@@ -407,10 +505,20 @@ async fn counters_count_per_endpoint_and_reset() {
 
 #[tokio::test]
 async fn embeddings_are_deterministic_with_the_configured_dimension() {
-    let server = StandIn::start(StandInConfig::single("m").with_embedding_dim(12)).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("m").with_embedding_dim(12))
+        .await
+        .unwrap();
     let url = format!("{}/embeddings", server.base_url());
     let request = json!({"model": "m", "input": ["route me", "route me", "something else"]});
-    let body: Value = client().post(&url).json(&request).send().await.unwrap().json().await.unwrap();
+    let body: Value = client()
+        .post(&url)
+        .json(&request)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let vectors: Vec<Vec<f64>> = body["data"]
         .as_array()
         .unwrap()
@@ -422,7 +530,9 @@ async fn embeddings_are_deterministic_with_the_configured_dimension() {
     assert_eq!(vectors[0], vectors[1]);
     assert_ne!(vectors[0], vectors[2]);
 
-    let off = StandIn::start(StandInConfig::single("m").without_embeddings()).await.unwrap();
+    let off = StandIn::start(StandInConfig::single("m").without_embeddings())
+        .await
+        .unwrap();
     let refused = client()
         .post(format!("{}/embeddings", off.base_url()))
         .json(&json!({"input": "x"}))
@@ -436,7 +546,9 @@ async fn embeddings_are_deterministic_with_the_configured_dimension() {
 
 #[tokio::test]
 async fn state_file_looks_like_the_supervisors() {
-    let server = StandIn::start(StandInConfig::single("m").with_api_key("k")).await.unwrap();
+    let server = StandIn::start(StandInConfig::single("m").with_api_key("k"))
+        .await
+        .unwrap();
     let dir = std::env::temp_dir().join(format!("lull-stand-in-{}", std::process::id()));
     let path = dir.join("nested/server.json");
     server.write_state_file(&path, 4242).unwrap();
