@@ -1,0 +1,314 @@
+//! Reviews over real HTTP against the stand-in llama-server, in real time: the stream is
+//! really dropped on preemption, a `kill -9` mid-review loses nothing, and broken output fails
+//! cleanly. Timing logic is covered on a paused clock in `tests/reviews.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use lull::config::Config;
+use lull::engine::ReviewSubmission;
+use lull::events::EngineEvent;
+use lull::llm::ChatMessage;
+use lull::reviews::ReviewStatus;
+use lull::{Engine, Paths};
+use lull_stand_in::{Endpoint, StandIn, StandInConfig};
+
+/// A valid answer whose many words stream for a while at the stand-in's pace.
+fn slow_valid_answer() -> String {
+    let rationale =
+        "the person fixed the failing build by bisecting the history step by step ".repeat(8);
+    json!({"candidates": [{
+        "skill": "git-bisect", "kind": "create", "rationale": rationale.trim(),
+        "evidence": [0], "priority": 0.8, "confidence": 0.7, "related": []
+    }]})
+    .to_string()
+    .replace(',', ", ")
+}
+
+fn config_for(state_file: &Path) -> Config {
+    let mut config = Config::default();
+    config.server.state_file = state_file.to_path_buf();
+    config.scheduler.settle_s = 1;
+    config
+}
+
+fn submission(session: &str) -> ReviewSubmission {
+    ReviewSubmission {
+        session_key: session.into(),
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "the build fails, please bisect".into(),
+        }],
+        focus: None,
+        snapshot_at: None,
+        runtime: None,
+    }
+}
+
+async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !condition() {
+        assert!(
+            started.elapsed() < limit,
+            "condition not met within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    started.elapsed()
+}
+
+async fn next_event(
+    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    limit: Duration,
+    wanted: impl Fn(&EngineEvent) -> bool,
+) -> EngineEvent {
+    tokio::time::timeout(limit, async {
+        loop {
+            let event = events.recv().await.expect("event stream open");
+            if wanted(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("the expected event arrived in time")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = StandIn::start(
+        StandInConfig::single("tiny")
+            .with_api_key("k")
+            .with_pace(Duration::from_millis(40)),
+    )
+    .await
+    .unwrap();
+    let state_file = dir.path().join("runtime/server.json");
+    server
+        .write_state_file(&state_file, std::process::id())
+        .unwrap();
+    server.push_reply("tiny", slow_valid_answer());
+    server.push_reply("tiny", slow_valid_answer());
+
+    let paths = Paths {
+        data_dir: dir.path().join("data"),
+        config_file: dir.path().join("none.toml"),
+    };
+    let engine = Engine::open(config_for(&state_file), paths).await.unwrap();
+    let mut events = engine.events().subscribe();
+    let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
+
+    wait_until(Duration::from_secs(10), || server.busy_slots("tiny") == 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let lease = engine.start_turn();
+    let preempted_at = Instant::now();
+    let dropped_after =
+        wait_until(Duration::from_secs(2), || !server.stream_drops().is_empty()).await;
+    assert!(
+        dropped_after <= Duration::from_millis(500),
+        "stream dropped after {dropped_after:?}"
+    );
+    let drop = &server.stream_drops()[0];
+    assert!(drop.at >= preempted_at);
+    assert!(
+        drop.tokens_sent > 0,
+        "the review had really started decoding"
+    );
+    next_event(&mut events, Duration::from_secs(2), |e| {
+        matches!(e, EngineEvent::ReviewPreempted { .. })
+    })
+    .await;
+
+    let review = engine
+        .reviews(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap();
+    assert_eq!((review.status, review.attempts), (ReviewStatus::Queued, 1));
+
+    server.set_pace(Duration::from_millis(1));
+    engine.finish_turn(&lease).unwrap();
+    next_event(&mut events, Duration::from_secs(20), |e| {
+        matches!(e, EngineEvent::ReviewCompleted { .. })
+    })
+    .await;
+    let review = engine
+        .reviews(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap();
+    assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 2));
+    assert!(review.completion_tokens.is_some(), "usage is recorded");
+    assert_eq!(engine.candidates(None).await.unwrap().len(), 1);
+    let request = &server.chat_requests()[1];
+    assert_eq!(request["stream"], true);
+    assert_eq!(request["response_format"]["type"], "json_schema");
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_output_over_http_fails_after_three_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = StandIn::start(StandInConfig::single("tiny").with_pace(Duration::from_millis(1)))
+        .await
+        .unwrap();
+    let state_file = dir.path().join("server.json");
+    server
+        .write_state_file(&state_file, std::process::id())
+        .unwrap();
+    for _ in 0..3 {
+        server.push_reply("tiny", "{\"candidates\": [ {\"skill\": ");
+    }
+    let paths = Paths {
+        data_dir: dir.path().join("data"),
+        config_file: dir.path().join("none.toml"),
+    };
+    let mut config = config_for(&state_file);
+    config.scheduler.settle_s = 0;
+    let engine = Engine::open(config, paths).await.unwrap();
+    let mut events = engine.events().subscribe();
+    let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
+    next_event(&mut events, Duration::from_secs(20), |e| {
+        matches!(
+            e,
+            EngineEvent::ReviewFailed {
+                will_retry: false,
+                ..
+            }
+        )
+    })
+    .await;
+    let review = engine
+        .reviews(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap();
+    assert_eq!((review.status, review.failures), (ReviewStatus::Failed, 3));
+    assert!(review.last_error.unwrap().contains("not the expected JSON"));
+    assert_eq!(server.requests(Endpoint::ChatCompletions), 3);
+    engine.shutdown().await;
+}
+
+struct Daemon {
+    child: Child,
+    base_url: String,
+    token: String,
+}
+
+fn start_daemon(data: &Path, state_file: &Path) -> Daemon {
+    let _ = std::fs::remove_file(data.join("api.json"));
+    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
+        .args(["serve", "--data-dir"])
+        .arg(data)
+        .arg("--config")
+        .arg(data.join("none.toml"))
+        .env("LULL_API_LISTEN", "127.0.0.1:0")
+        .env("LULL_SERVER_STATE_FILE", state_file)
+        .env("LULL_SCHEDULER_SETTLE_S", "0")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(data.join("api.json")) {
+            let discovery: Value = serde_json::from_str(&text).unwrap();
+            let token = std::fs::read_to_string(data.join("api-token")).unwrap();
+            return Daemon {
+                child,
+                base_url: discovery["base_url"].as_str().unwrap().into(),
+                token,
+            };
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "lull serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Daemon {
+    async fn get(&self, path: &str) -> Value {
+        let response = reqwest::Client::new()
+            .get(format!("{}{path}", self.base_url))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        response.json().await.unwrap()
+    }
+}
+
+fn data_dir(dir: &Path) -> PathBuf {
+    dir.join("data")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_9_mid_review_loses_nothing_and_creates_no_twins() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = StandIn::start(StandInConfig::single("tiny").with_pace(Duration::from_millis(40)))
+        .await
+        .unwrap();
+    let state_file = dir.path().join("server.json");
+    server
+        .write_state_file(&state_file, std::process::id())
+        .unwrap();
+    server.push_reply("tiny", slow_valid_answer());
+    server.push_reply("tiny", slow_valid_answer());
+    let data = data_dir(dir.path());
+
+    let mut first = start_daemon(&data, &state_file);
+    let submitted = reqwest::Client::new()
+        .post(format!("{}/v1/reviews", first.base_url))
+        .bearer_auth(&first.token)
+        .json(&json!({"session_key": "s1", "messages": [{"role": "user", "content": "please bisect"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(submitted.status(), 202);
+    wait_until(Duration::from_secs(10), || server.busy_slots("tiny") == 1).await;
+    first.child.kill().unwrap(); // SIGKILL: no clean shutdown, the review stays `running` on disk
+    first.child.wait().unwrap();
+
+    server.set_pace(Duration::from_millis(1));
+    let mut second = start_daemon(&data, &state_file);
+    let started = Instant::now();
+    let review = loop {
+        let reviews = second.get("/v1/reviews").await;
+        let review = reviews["reviews"][0].clone();
+        if review["status"] == "done" {
+            break review;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the review did not complete: {review}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(review["attempts"], 2);
+    let candidates = second.get("/v1/candidates").await;
+    assert_eq!(
+        candidates["candidates"].as_array().unwrap().len(),
+        1,
+        "candidates exist once"
+    );
+    assert_eq!(
+        second.get("/v1/reviews").await["reviews"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    second.child.kill().unwrap();
+    second.child.wait().unwrap();
+}
