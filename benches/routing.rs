@@ -30,14 +30,17 @@ const LATENCY_QUERIES: usize = 3;
 /// Minimum wall time spent timing each implementation per grid cell.
 const TIMING_BUDGET: Duration = Duration::from_millis(300);
 
-/// Bandit shape: see [`Bandit::new`].
+/// Embedding dimension of the bandit (that of the built-in embedder).
 const BANDIT_DIM: usize = 384;
+/// Requests routed per bandit run, and the final stretch over which success is counted.
 const BANDIT_REQUESTS: usize = 3_000;
 const BANDIT_WINDOW: usize = 500;
 /// Independent bandits (fresh skills, clusters, head seed) averaged into the reported figure.
 const BANDIT_RUNS: usize = 5;
+/// Request clusters where cosine picks the right skill, and where it is misled (see [`Bandit`]).
 const HONEST_CLUSTERS: usize = 8;
 const MISLEADING_CLUSTERS: usize = 4;
+/// Skills that are right for no cluster; some serve as decoys.
 const DISTRACTOR_SKILLS: usize = 8;
 /// Chance that the right skill for a cluster helps, and that any other skill does.
 const RIGHT_SKILL_SUCCESS: f64 = 0.9;
@@ -383,36 +386,50 @@ fn print_tables(latency: &[LatencyRow], bandit: &BanditResult) {
 }
 
 fn routing_results(latency: &[LatencyRow], bandit: &BanditResult) -> Value {
+    let round = |value: f64, places: i32| (value * 10f64.powi(places)).round() / 10f64.powi(places);
     let latency: Vec<Value> = latency
         .iter()
         .map(|row| {
             json!({
                 "skills": row.skills,
                 "dim": row.dim,
-                "head_us": row.head_us,
-                "scalar_us": row.scalar_us,
+                "head_us": round(row.head_us, 1),
+                "scalar_us": round(row.scalar_us, 1),
                 "max_abs_diff": row.max_abs_diff,
             })
         })
         .collect();
     json!({
         "latency": latency,
-        "bandit": { "cosine": bandit.cosine, "head": bandit.head, "oracle": bandit.oracle },
+        "bandit": {
+            "cosine": round(bandit.cosine, 4),
+            "head": round(bandit.head, 4),
+            "oracle": round(bandit.oracle, 4),
+        },
     })
 }
 
 /// Sets `"routing"` in the results file, keeping every other key; writes a temporary file and
-/// renames it so a reader never sees half a file.
+/// renames it so a reader never sees half a file. A file that is there but unreadable stops the
+/// benchmark rather than being replaced, since it holds other tools' figures.
 fn merge_into_results(path: &Path, routing: Value) {
-    let mut results = std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}));
+    let mut results = match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} is not a JSON object; fix or delete it and rerun",
+                    path.display()
+                )
+            }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(error) => panic!("cannot read {}: {error}", path.display()),
+    };
     results["routing"] = routing;
     std::fs::create_dir_all(path.parent().expect("results path has a folder"))
         .expect("create bench/results");
-    let temporary = path.with_extension("json.routing.tmp");
+    let temporary = path.with_extension("routing.tmp");
     let text = serde_json::to_string_pretty(&results).expect("results serialise");
     std::fs::write(&temporary, text + "\n").expect("write results");
     std::fs::rename(&temporary, path).expect("replace results");

@@ -40,6 +40,8 @@
 //! assert_eq!(applied.update_count, 1);
 //! ```
 
+#![deny(missing_docs)]
+
 mod embedder;
 mod head;
 pub mod reference;
