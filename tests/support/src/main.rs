@@ -20,12 +20,14 @@ usage: lull-stand-in [options]
   --slots N                slots per model (default: 2)
   --loading-ms N           answer 503 \"Loading model\" for N ms first (default: 0)
   --state-file PATH        write a supervisor-style state file there; removed on exit
+  --busy ID:SLOT           show this slot as processing (repeatable; for screenshots)
   -h, --help               this text";
 
 struct Args {
     config: StandInConfig,
     loading: Duration,
     state_file: Option<PathBuf>,
+    busy: Vec<(String, usize)>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -37,6 +39,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut slots = lull_stand_in::DEFAULT_SLOTS;
     let mut loading_ms = 0u64;
     let mut state_file = None;
+    let mut busy = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
@@ -65,6 +68,13 @@ fn parse_args() -> anyhow::Result<Args> {
             "--slots" => slots = value.parse().context("--slots needs a number")?,
             "--loading-ms" => loading_ms = value.parse().context("--loading-ms needs a number")?,
             "--state-file" => state_file = Some(PathBuf::from(value)),
+            "--busy" => {
+                let (id, slot) = value
+                    .rsplit_once(':')
+                    .with_context(|| format!("--busy needs ID:SLOT, not '{value}'"))?;
+                let slot = slot.parse().context("--busy needs a slot number")?;
+                busy.push((id.to_owned(), slot));
+            }
             other => bail!("unknown option '{other}'\n\n{USAGE}"),
         }
     }
@@ -90,6 +100,7 @@ fn parse_args() -> anyhow::Result<Args> {
         config,
         loading: Duration::from_millis(loading_ms),
         state_file,
+        busy,
     })
 }
 
@@ -103,7 +114,21 @@ async fn main() {
 
 async fn run() -> anyhow::Result<()> {
     let args = parse_args()?;
+    let n_slots = args.config.models.first().map_or(0, |model| model.n_slots);
+    for (id, slot) in &args.busy {
+        anyhow::ensure!(
+            args.config.models.iter().any(|model| &model.id == id),
+            "--busy names '{id}', which is not a --model"
+        );
+        anyhow::ensure!(
+            *slot < n_slots,
+            "--busy slot {slot} but models have {n_slots} slots"
+        );
+    }
     let server = StandIn::start(args.config).await?;
+    for (id, slot) in &args.busy {
+        server.set_busy(id, *slot, true);
+    }
     println!(
         "stand-in llama-server listening, base_url {}",
         server.base_url()
