@@ -5,4 +5,12 @@
 // This file is `include!`d, so it holds a single item and no `//!` docs.
 
 /// Every command in `generate_handler!`, by function name.
-pub const COMMAND_NAMES: &[&str] = &["app_version"];
+pub const COMMAND_NAMES: &[&str] = &[
+    "app_version",
+    "engine_status",
+    "list_reviews",
+    "run_review_now",
+    "drop_review",
+    "get_settings",
+    "update_settings",
+];

@@ -2,29 +2,42 @@
 //!
 //! What lives where:
 //! - [`run`] builds the Tauri app as a readable list: plugins, managed state, the commands the
-//!   UI may call (grouped by domain), then the tray and the run loop.
-//! - [`tray`]: the tray icon, its menu (*Open Lull*, *Quit*) and its looks ([`tray::TrayLook`]:
-//!   idle · learning · paused · attention). On Linux the tray sends no click events, so
-//!   everything is reachable from the menu.
+//!   UI may call (grouped by domain), then the engine, the tray and the run loop.
+//! - `host`: hosts the engine (`lull::Engine`) and its local API in this process, exactly like
+//!   `lull serve`; a failure to start is shown, never a crash. *Quit* stops the API, then the
+//!   engine.
+//! - `events`: forwards each engine event to the window (`engine-event`), the tray and the
+//!   notifications (`notify`). Nothing polls.
+//! - [`tray`]: the tray icon, its menu (drafts waiting, queue, *Defer learning until idle*,
+//!   *Pause learning*, *Open Lull*, *Quit*) and its looks ([`tray::TrayLook`]). On Linux the
+//!   tray sends no click events, so everything is reachable from the menu.
 //! - `window`: the main window. It is opened from the tray and **destroyed** when closed, to
 //!   give the webview's memory back; *Open Lull* builds it anew.
-//! - `about::commands`: the commands the UI calls. Commands only delegate.
+//! - `<domain>::commands`: the commands the UI calls. Commands only delegate to engine
+//!   operations and fail with one shape, `error::CommandError` (`{code, message}`, the API's
+//!   codes).
 //!
 //! Closing the window never quits: only *Quit* does. A second launch focuses the first
 //! instance (`tauri-plugin-single-instance`).
-//!
-//! The engine (the `lull` crate) is not hosted yet: the "Managed state" step of [`run`] marks
-//! where it starts, and [`on_run_event`] where it stops.
 
 #![deny(missing_docs)]
 
 mod about;
+mod error;
+mod events;
+mod host;
+mod notify;
+mod reviews;
+mod settings;
+mod status;
 pub mod tray;
 mod window;
 
 use anyhow::Context as _;
-use tauri::{AppHandle, RunEvent};
+use tauri::{AppHandle, Manager as _, RunEvent};
 use tauri_plugin_autostart::MacosLauncher;
+
+use crate::host::{EngineHost, Locations};
 
 include!("command_names.rs");
 
@@ -44,18 +57,29 @@ pub fn run() -> anyhow::Result<()> {
             MacosLauncher::LaunchAgent,
             Some(vec![START_HIDDEN_FLAG]),
         ))
-        // Managed state. The engine goes here once it is wired in: start `lull`'s engine in
-        // `setup` below, `.manage()` it (with its task handles) so commands can reach it, and
-        // stop it (graceful, then a deadline) on `RunEvent::Exit` in `on_run_event`.
-        //
+        // Managed state: the hosted engine (started in `setup`, stopped by *Quit*).
+        .manage(EngineHost::default())
         // Commands, grouped by domain. Every name here must be in `COMMAND_NAMES`
         // (src/command_names.rs) and granted in capabilities/; a test below checks both.
         .invoke_handler(tauri::generate_handler![
             // About the app: version and build facts.
             about::commands::app_version,
+            // The engine's status: Overview, header, badges.
+            status::commands::engine_status,
+            // Reviews: the queue, run now, drop.
+            reviews::commands::list_reviews,
+            reviews::commands::run_review_now,
+            reviews::commands::drop_review,
+            // Settings: defer mode, pause, reviews on or off.
+            settings::commands::get_settings,
+            settings::commands::update_settings,
         ])
         .setup(|app| {
             tray::create(app.handle())?;
+            EngineHost::start(
+                app.handle(),
+                Locations::from_args(std::env::args_os(), |name| std::env::var_os(name)),
+            );
             if !std::env::args().any(|arg| arg == START_HIDDEN_FLAG) {
                 window::show_main(app.handle());
             }
@@ -67,14 +91,16 @@ pub fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Keeps the app alive in the tray when its last window closes. Tauri asks to exit then with
-/// no exit code; *Quit* calls `AppHandle::exit`, which carries one and goes through.
-fn on_run_event(_app: &AppHandle, event: RunEvent) {
-    if let RunEvent::ExitRequested {
-        code: None, api, ..
-    } = event
-    {
-        api.prevent_exit();
+/// Keeps the app alive in the tray when its last window closes: Tauri asks to exit then with
+/// no exit code, while *Quit* (after stopping the engine) calls `AppHandle::exit`, which carries
+/// one and goes through. Any other way out still stops the engine before the process ends.
+fn on_run_event(app: &AppHandle, event: RunEvent) {
+    match event {
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
+        RunEvent::Exit => tauri::async_runtime::block_on(app.state::<EngineHost>().stop()),
+        _ => {}
     }
 }
 

@@ -1,0 +1,3 @@
+//! Run-time settings: defer mode, pause, reviews on or off; stored by the engine.
+
+pub mod commands;

@@ -1,0 +1,3 @@
+//! The engine's status: what the Overview, the header and the navigation badges show.
+
+pub mod commands;
