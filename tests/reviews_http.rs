@@ -218,22 +218,32 @@ fn start_daemon(data: &Path, state_file: &Path) -> Daemon {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut daemon = Daemon {
+        child,
+        base_url: String::new(),
+        token: String::new(),
+    };
     let started = Instant::now();
-    loop {
+    while daemon.base_url.is_empty() {
         if let Ok(text) = std::fs::read_to_string(data.join("api.json")) {
             let discovery: Value = serde_json::from_str(&text).unwrap();
-            let token = std::fs::read_to_string(data.join("api-token")).unwrap();
-            return Daemon {
-                child,
-                base_url: discovery["base_url"].as_str().unwrap().into(),
-                token,
-            };
+            daemon.token = std::fs::read_to_string(data.join("api-token")).unwrap();
+            daemon.base_url = discovery["base_url"].as_str().unwrap().into();
         }
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "lull serve did not start"
         );
         std::thread::sleep(Duration::from_millis(10));
+    }
+    daemon
+}
+
+impl Drop for Daemon {
+    /// A failing test must not leave an engine running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -281,7 +291,7 @@ async fn a_kill_9_mid_review_loses_nothing_and_creates_no_twins() {
     first.child.wait().unwrap();
 
     server.set_pace(Duration::from_millis(1));
-    let mut second = start_daemon(&data, &state_file);
+    let second = start_daemon(&data, &state_file);
     let started = Instant::now();
     let review = loop {
         let reviews = second.get("/v1/reviews").await;
@@ -309,6 +319,4 @@ async fn a_kill_9_mid_review_loses_nothing_and_creates_no_twins() {
             .len(),
         1
     );
-    second.child.kill().unwrap();
-    second.child.wait().unwrap();
 }

@@ -33,6 +33,11 @@ fn start(data_dir: &Path, limit: Duration) -> Daemon {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut daemon = Daemon {
+        child,
+        base_url: String::new(),
+        token: String::new(),
+    };
     let api_json = data_dir.join("api.json");
     while started.elapsed() < limit {
         if let Ok(text) = std::fs::read_to_string(&api_json) {
@@ -40,17 +45,22 @@ fn start(data_dir: &Path, limit: Duration) -> Daemon {
             let base_url = discovery["base_url"].as_str().unwrap().to_string();
             if get(&format!("{base_url}/v1/health"), None).is_some_and(|(status, _)| status == 200)
             {
-                let token = std::fs::read_to_string(data_dir.join("api-token")).unwrap();
-                return Daemon {
-                    child,
-                    base_url,
-                    token,
-                };
+                daemon.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap();
+                daemon.base_url = base_url;
+                return daemon;
             }
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("lull serve did not answer /v1/health within {limit:?}");
+}
+
+impl Drop for Daemon {
+    /// A failing test must not leave an engine running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A minimal HTTP/1.1 GET, so this test needs no client crate of its own.
