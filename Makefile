@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui test-rust test-ui lint screenshot
+.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop lint
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -19,8 +19,9 @@ run: ui
 		$(CARGO) run --release -p lull -- serve; \
 	fi
 
-## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI tests.
-test: ui lint test-rust test-ui
+## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client
+## and the desktop app driven under Xvfb.
+test: ui lint test-rust test-ui test-python test-desktop
 
 lint:
 	$(CARGO) fmt --all --check
@@ -33,6 +34,13 @@ test-rust:
 
 test-ui:
 	npm --prefix ui test
+
+test-python:
+	python3 -m unittest discover -s integrations/python
+
+test-desktop: ui
+	$(CARGO) build -p lull-desktop
+	src-tauri/scripts/smoke.sh
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps
