@@ -308,3 +308,30 @@ async fn file_level_states_need_no_http() {
         "absent, invalid and stale cost no request"
     );
 }
+
+/// Regression: the real llama-server wakes a sleeping model on `GET /slots` (seen on a real
+/// build, single and router mode), so a single-model probe asks `/props` first.
+#[tokio::test]
+async fn single_mode_sleeping_model_is_read_without_waking_it() {
+    let fixture = fixture();
+    let server = StandIn::start(StandInConfig::single("tiny").with_api_key("k"))
+        .await
+        .unwrap();
+    server.set_model_status("tiny", StandInStatus::Sleeping);
+    let reading = probe_with(&fixture, &server).await;
+    assert_eq!(reading.state, ServerState::Ready);
+    assert_eq!(
+        reading.models,
+        vec![model("tiny", ModelStatus::Sleeping, 0)]
+    );
+    assert!(reading.idle);
+    assert_eq!(server.requests(Endpoint::Slots), 0, "/slots would wake it");
+    assert!(server.loads().is_empty());
+    assert_eq!(server.model_status("tiny"), Some(StandInStatus::Sleeping));
+
+    server.set_model_status("tiny", StandInStatus::Loaded);
+    server.set_busy("tiny", 0, true);
+    let reading = probe_with(&fixture, &server).await;
+    assert_eq!(reading.models, vec![model("tiny", ModelStatus::Loaded, 1)]);
+    assert!(!reading.idle);
+}

@@ -1,11 +1,12 @@
 //! Asking llama-server how it is: the [`ServerProbe`] seam, the HTTP probe, and a short cache.
 //!
 //! One probe is `GET /health`, then `GET /models` (falling back to `GET /v1/models` on a server
-//! that lacks it), then `GET /slots` — once in single-model mode, once per **loaded** model with
-//! `?model=<id>&autoload=false` in router mode. None of these wakes a model: `/health` and
-//! `/models` are exempt from llama-server's idle timer, slots are only asked of loaded models,
-//! and `autoload=false` makes the router refuse rather than load if a model was unloaded in
-//! between. Every request has a short timeout, so a hung server costs the caller at most a few
+//! that lacks it), then `GET /slots` — once in single-model mode (after `GET /props` says the
+//! model is not asleep), once per **loaded** model with `?model=<id>&autoload=false` in router
+//! mode. None of these wakes a model: `/health`, `/models` and `/props` are exempt from
+//! llama-server's idle timer; `/slots` is not (the real server wakes a sleeping model on it, in
+//! both modes), so it is only asked of models known to be awake, and `autoload=false` makes the
+//! router refuse rather than load if a model was unloaded in between. Every request has a short timeout, so a hung server costs the caller at most a few
 //! seconds and reads `unreachable`.
 
 use std::future::Future;
@@ -167,6 +168,12 @@ impl HttpProbe {
         let (mode, mut models) = self.models(&origin, key).await?;
         let mut unknown_slots = None;
         match mode {
+            ServerMode::Single if self.is_sleeping(&origin, key).await? => {
+                // `/slots` would wake it; a sleeping model is idle by definition.
+                for model in &mut models {
+                    model.status = ModelStatus::Sleeping;
+                }
+            }
             ServerMode::Single => {
                 match self.slots(&origin, key, None).await? {
                     SlotsAnswer::Busy(n_busy) => {
@@ -291,6 +298,24 @@ impl HttpProbe {
                 error_message(&body)
             ))),
             other => Err(refusal_or_error("/health", other, &body)),
+        }
+    }
+
+    /// Single-model mode: whether the server put its model to sleep (`--sleep-idle-seconds`).
+    /// Asked before `/slots` because the real server wakes a sleeping model on `/slots`, and
+    /// `/props` does not. A server without `/props` (older builds) has no sleep mode.
+    async fn is_sleeping(&self, origin: &str, key: Option<&str>) -> Result<bool, StepError> {
+        let (status, body) = self.get(origin, "/props", &[], key).await?;
+        match status {
+            StatusCode::OK => Ok(body
+                .ok()
+                .and_then(|props| props.get("is_sleeping").and_then(Value::as_bool))
+                .unwrap_or(false)),
+            StatusCode::NOT_FOUND => Ok(false),
+            StatusCode::SERVICE_UNAVAILABLE => Err(StepError::Starting(
+                "the server is loading its model (/props answered 503)".to_owned(),
+            )),
+            other => Err(refusal_or_error("/props", other, &body)),
         }
     }
 

@@ -34,6 +34,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/models", get(models))
         .route("/v1/models", get(models))
         .route("/slots", get(slots))
+        .route("/props", get(props))
         .route("/v1/chat/completions", post(chat_completions))
         .route("/chat/completions", post(chat_completions))
         .route("/v1/embeddings", post(embeddings))
@@ -267,6 +268,29 @@ async fn wait_until_loaded(shared: &Shared, model: &str) -> Result<(), Response>
     Err(loading_model())
 }
 
+/// `GET /props`: server properties, including `is_sleeping`, which (unlike `/slots`) does not
+/// wake a sleeping model.
+async fn props(
+    State(shared): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let inner = shared.lock();
+    let model = match inner.mode {
+        Mode::Single => inner.models[0].id.clone(),
+        Mode::Router => query.get("model").cloned().unwrap_or_default(),
+    };
+    let Some(state) = inner.model(&model) else {
+        return invalid_request(&format!("model '{model}' not found"));
+    };
+    Json(json!({
+        "model_path": model,
+        "total_slots": state.slots.len(),
+        "is_sleeping": state.status == ModelStatus::Sleeping,
+        "default_generation_settings": {"n_ctx": 4096},
+    }))
+    .into_response()
+}
+
 async fn slots(
     State(shared): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
@@ -274,20 +298,19 @@ async fn slots(
     let mode = shared.lock().mode;
     let model = match mode {
         Mode::Single => shared.lock().models[0].id.clone(),
-        Mode::Router => {
-            let model = query.get("model").cloned().unwrap_or_default();
-            let status = shared.lock().model(&model).map(|state| state.status);
-            // A sleeping model's child answers /slots without waking (see the crate docs).
-            if status != Some(ModelStatus::Sleeping) {
-                if let Err(response) =
-                    ensure_loaded(&shared, &model, autoload(&query), Endpoint::Slots).await
-                {
-                    return response;
-                }
-            }
-            model
-        }
+        Mode::Router => query.get("model").cloned().unwrap_or_default(),
     };
+    let status = shared.lock().model(&model).map(|state| state.status);
+    // The real server wakes a sleeping model on /slots, in both modes and whatever `autoload`
+    // says; otherwise a router loads an unloaded model unless `autoload=false`.
+    let wake = status == Some(ModelStatus::Sleeping);
+    if wake || mode == Mode::Router {
+        if let Err(response) =
+            ensure_loaded(&shared, &model, wake || autoload(&query), Endpoint::Slots).await
+        {
+            return response;
+        }
+    }
     let inner = shared.lock();
     let Some(state) = inner.model(&model) else {
         return invalid_request(&format!("model '{model}' not found"));

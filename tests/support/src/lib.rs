@@ -25,7 +25,8 @@
 //! - In router mode `/models` and `/v1/models` list every model with `status.value`; a request
 //!   naming a model that is not loaded loads it (recorded in [`StandIn::loads`]) unless the query
 //!   says `autoload=false`, which answers 400 `model is not loaded` instead. `GET /slots` needs
-//!   `?model=`; on a sleeping model it answers without waking it, as Lull's design relies on.
+//!   `?model=`. Like the real server, `/slots` **wakes a sleeping model** (in both modes, even
+//!   with `autoload=false`); `GET /props` reports `is_sleeping` without waking it.
 //! - `GET /slots` reports `is_processing` per slot: true while a test forces it
 //!   ([`StandIn::set_busy`]) or while a completion holds the slot. A streamed completion frees its
 //!   slot the moment the client's connection is seen gone, and records when

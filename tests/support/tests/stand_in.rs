@@ -332,7 +332,7 @@ async fn router_lists_every_status_on_both_model_paths() {
 }
 
 #[tokio::test]
-async fn router_slots_need_a_model_and_never_wake_without_autoload() {
+async fn router_slots_need_a_model_and_load_only_with_autoload_or_a_sleeper() {
     let server = StandIn::start(router_config()).await.unwrap();
     let (status, body) = get_json(&server, "/slots").await;
     assert_eq!(status, 400);
@@ -346,13 +346,6 @@ async fn router_slots_need_a_model_and_never_wake_without_autoload() {
     assert_eq!(status, 200);
     assert_eq!(slots[0]["is_processing"], true);
 
-    let (status, slots) = get_json(&server, "/slots?model=nap").await;
-    assert_eq!(status, 200, "a sleeping model answers /slots");
-    assert!(slots
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|s| s["is_processing"] == false));
     let (status, body) = get_json(&server, "/slots?model=cold&autoload=false").await;
     assert_eq!(
         (status, body["error"]["message"].as_str()),
@@ -373,6 +366,20 @@ async fn router_slots_need_a_model_and_never_wake_without_autoload() {
         (loads[0].model.as_str(), loads[0].from, loads[0].cause),
         ("cold", ModelStatus::Unloaded, Endpoint::Slots)
     );
+
+    // Like the real server (seen on a real build), /slots wakes a sleeping model even with
+    // autoload=false; /props does not.
+    let (status, props) = get_json(&server, "/props?model=nap").await;
+    assert_eq!((status, props["is_sleeping"].as_bool()), (200, Some(true)));
+    assert_eq!(server.loads().len(), 1);
+    let (status, _) = get_json(&server, "/slots?model=nap&autoload=false").await;
+    assert_eq!(status, 200);
+    let loads = server.loads();
+    assert_eq!(
+        (loads[1].model.as_str(), loads[1].from),
+        ("nap", ModelStatus::Sleeping)
+    );
+    assert_eq!(server.model_status("nap"), Some(ModelStatus::Loaded));
 }
 
 #[tokio::test]
