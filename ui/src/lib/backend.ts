@@ -1,13 +1,107 @@
-// The only way the UI reaches outside itself: Tauri commands to the app that hosts it. Outside
-// Tauri (tests, `vite preview`) every call answers null.
+// The only way the UI reaches outside itself: Tauri commands to the app that hosts the engine,
+// and the events it forwards. Views never call this directly; `App.svelte` does, through the
+// `Backend` interface, so tests pass a fake one.
 import { invoke, isTauri } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { ENGINE_UNAVAILABLE, toCommandError } from "./errors";
+import type { Review, ReviewStatus } from "./reviews";
+import type { Settings, SettingsPatch } from "./settings";
+import type { Status } from "./status";
 
-/** The app's version (`app_version` command), or null outside the desktop app. */
-export async function appVersion(): Promise<string | null> {
-  if (!isTauri()) return null;
+/** One engine event (`{"type":"review_queued",…}`), or `{"type":"lagged"}`. */
+export interface EngineEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** Whether the app's engine runs (`engine-host` event). */
+export type HostState =
+  | { state: "starting" }
+  | { state: "running" }
+  | { state: "stopping" }
+  | { state: "failed"; message: string };
+
+/** What the window hears from the app. */
+export interface BackendListeners {
+  /** Something changed in the engine: re-read what is shown. */
+  onEngineEvent(event: EngineEvent): void;
+  /** The engine started, failed or is stopping. */
+  onHostChange(state: HostState): void;
+  /** The tray asks for a view ("drafts", "reviews"). */
+  onNavigate(view: string): void;
+}
+
+/** Every operation the window uses. Each command rejects with a `CommandError`. */
+export interface Backend {
+  appVersion(): Promise<string | null>;
+  engineStatus(): Promise<Status>;
+  listReviews(status?: ReviewStatus): Promise<Review[]>;
+  runReviewNow(id: string): Promise<void>;
+  dropReview(id: string): Promise<void>;
+  getSettings(): Promise<Settings>;
+  updateSettings(patch: SettingsPatch): Promise<Settings>;
+  /** Starts listening; resolves to a function that stops. */
+  subscribe(listeners: BackendListeners): Promise<() => void>;
+}
+
+/** Event names, as `src-tauri` emits them. */
+export const ENGINE_EVENT = "engine-event";
+export const HOST_EVENT = "engine-host";
+export const NAVIGATE_EVENT = "navigate";
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
   try {
-    return await invoke<string>("app_version");
-  } catch {
-    return null;
+    return await invoke<T>(command, args);
+  } catch (error) {
+    throw toCommandError(error);
   }
+}
+
+/** The backend inside the desktop app. */
+export const tauriBackend: Backend = {
+  async appVersion() {
+    try {
+      return await invoke<string>("app_version");
+    } catch {
+      return null;
+    }
+  },
+  engineStatus: () => call<Status>("engine_status"),
+  listReviews: (status) => call<Review[]>("list_reviews", { status: status ?? null }),
+  runReviewNow: (id) => call<void>("run_review_now", { id }),
+  dropReview: (id) => call<void>("drop_review", { id }),
+  getSettings: () => call<Settings>("get_settings"),
+  updateSettings: (patch) => call<Settings>("update_settings", { patch }),
+  async subscribe(listeners) {
+    const stops: UnlistenFn[] = await Promise.all([
+      listen<EngineEvent>(ENGINE_EVENT, (event) => listeners.onEngineEvent(event.payload)),
+      listen<HostState>(HOST_EVENT, (event) => listeners.onHostChange(event.payload)),
+      listen<string>(NAVIGATE_EVENT, (event) => listeners.onNavigate(event.payload)),
+    ]);
+    return () => stops.forEach((stop) => stop());
+  },
+};
+
+/** The backend outside the app (`vite preview`, a plain browser): there is no engine to ask. */
+export const detachedBackend: Backend = {
+  appVersion: async () => null,
+  engineStatus: detached,
+  listReviews: detached,
+  runReviewNow: detached,
+  dropReview: detached,
+  getSettings: detached,
+  updateSettings: detached,
+  subscribe: async () => () => {},
+};
+
+function detached(): Promise<never> {
+  return Promise.reject({
+    code: ENGINE_UNAVAILABLE,
+    message: "This page runs outside the Lull app, so there is no engine to ask. Open it from the tray instead.",
+  });
+}
+
+/** The backend for where the page runs. */
+export function defaultBackend(): Backend {
+  return isTauri() ? tauriBackend : detachedBackend;
 }

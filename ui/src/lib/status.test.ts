@@ -4,6 +4,7 @@ import {
   busySlots,
   count,
   describeStatus,
+  engineSentence,
   serverSentence,
   waitingReason,
   type ModelInfo,
@@ -20,6 +21,8 @@ function status(patch: Partial<Status> = {}, server: Partial<Status["server"]> =
     queue: { queued: 0, running: 0 },
     drafts: { review_pending: 0 },
     jobs: { running: 0 },
+    learning: { state: "idle", reason: null },
+    live_turns: 0,
     ...patch,
     server: {
       state: "ready",
@@ -39,6 +42,17 @@ describe("count", () => {
   });
 });
 
+describe("engineSentence", () => {
+  it.each([
+    ["waiting: 1 live turn(s) in progress", "Waiting: 1 live turn in progress."],
+    ["waiting: 3 slot(s) busy on the managed server", "Waiting: 3 slots busy on the managed server."],
+    ["waiting for the managed server: no managed server: /x/server.json does not exist", "Waiting for the managed server: no managed server: /x/server.json does not exist."],
+    ["already a sentence.", "Already a sentence."],
+  ])("%s", (reason, expected) => {
+    expect(engineSentence(reason)).toBe(expected);
+  });
+});
+
 describe("waitingReason", () => {
   const queued = { queue: { queued: 2, running: 0 } };
   it.each([
@@ -51,6 +65,7 @@ describe("waitingReason", () => {
       "no model is loaded, and Lull never loads one just to learn",
     ],
     [status(queued, { idle: false, models: [loaded("a", 2), loaded("b", 1)] }), "the managed server is busy (3 busy slots)"],
+    [status({ ...queued, live_turns: 1 }), "your agent is answering (1 live turn)"],
     [status({ ...queued, paused: true }), "learning is paused"],
   ])("%#: %s", (input, expected) => {
     expect(waitingReason(input)).toBe(expected);
@@ -70,20 +85,31 @@ describe("activitySentence", () => {
     expect(activitySentence(status())).toBe("Idle: nothing to learn right now.");
   });
 
-  it("says why queued reviews wait", () => {
+  it("gives the engine's own reason for waiting", () => {
+    const waiting = status({
+      queue: { queued: 1, running: 0 },
+      learning: { state: "waiting", reason: "waiting: 2 live turn(s) in progress" },
+    });
+    expect(activitySentence(waiting)).toBe("Waiting: 2 live turns in progress. 1 review queued; none will be lost.");
+  });
+
+  it("works out why queued reviews wait when the engine has not said yet", () => {
     const busy = status({ queue: { queued: 1, running: 0 } }, { idle: false, models: [loaded("qwen3-8b", 1)] });
     expect(activitySentence(busy)).toBe(
       "Waiting: the managed server is busy (1 busy slot). 1 review queued; none will be lost.",
     );
   });
 
-  it("names running work", () => {
-    const running = status({ queue: { queued: 0, running: 1 }, jobs: { running: 2 } });
-    expect(activitySentence(running)).toBe("Learning: reviewing 1 conversation and running 2 training jobs.");
+  it("names what is running, in the engine's words when it gave some", () => {
+    const running = status({ queue: { queued: 0, running: 1 }, learning: { state: "running", reason: "reviewing session agent-7" } });
+    expect(activitySentence(running)).toBe("Learning: reviewing session agent-7.");
+    const counted = status({ queue: { queued: 0, running: 1 }, jobs: { running: 2 } });
+    expect(activitySentence(counted)).toBe("Learning: reviewing 1 conversation and running 2 training jobs.");
   });
 
   it("puts pause first", () => {
     expect(activitySentence(status({ paused: true, queue: { queued: 0, running: 1 } }))).toMatch(/^Paused:/);
+    expect(activitySentence(status({ learning: { state: "paused", reason: "learning is paused" } }))).toMatch(/^Paused:/);
   });
 });
 
@@ -100,14 +126,16 @@ describe("serverSentence", () => {
 });
 
 describe("describeStatus", () => {
-  it("adds drafts, disabled reviews and deferral off after the activity and server", () => {
+  it("adds live turns, drafts, disabled reviews and deferral off after the activity", () => {
     const sentences = describeStatus(
-      status({ drafts: { review_pending: 2 }, reviews_enabled: false, defer_mode: "never" }),
+      status({ drafts: { review_pending: 2 }, reviews_enabled: false, defer_mode: "never", live_turns: 1 }),
     );
-    expect(sentences).toHaveLength(5);
-    expect(sentences[0]).toBe("Idle: nothing to learn right now.");
-    expect(sentences[2]).toBe("2 drafts waiting for your review in Drafts.");
-    expect(sentences[3]).toMatch(/^Reviews are turned off/);
-    expect(sentences[4]).toMatch(/^Deferral is off/);
+    expect(sentences).toEqual([
+      "Idle: nothing to learn right now.",
+      "Your agent reports 1 live turn: learning on the managed server yields to it.",
+      "2 drafts waiting for your review in Drafts.",
+      "Reviews are turned off: finished conversations are not reviewed. Turn them on in Settings.",
+      "Deferral is off: learning runs at once, even while you use the managed server.",
+    ]);
   });
 });

@@ -1,14 +1,17 @@
-// The engine's status (`GET /v1/status`, DESIGN §4) and the sentences the Overview shows for it.
-// Everything here is pure: no I/O, no Svelte.
+// The engine's status (`GET /v1/status`, DESIGN §4, plus the engine's extras) and the sentences
+// the Overview shows for it. Everything here is pure: no I/O, no Svelte.
 
 /** The managed llama-server's state (DESIGN §3). */
 export type ServerState = "absent" | "invalid" | "stale" | "starting" | "ready" | "unreachable";
 
 /** A model's state on a router-mode server (`/models` → `data[].status.value`). */
-export type ModelStatus = "loaded" | "loading" | "unloaded" | "sleeping" | "downloading";
+export type ModelStatus = "loaded" | "loading" | "unloaded" | "sleeping" | "downloading" | "unknown";
 
 /** `auto`: learning bound for the managed server waits for a lull. `never`: it runs at once. */
 export type DeferMode = "auto" | "never";
+
+/** What the review dispatcher is doing. */
+export type LearningState = "idle" | "paused" | "waiting" | "running";
 
 /** One model the managed server reports. */
 export interface ModelInfo {
@@ -25,9 +28,18 @@ export interface ServerStatus {
   models: ModelInfo[];
   /** True when no slot of any loaded model is processing. */
   idle: boolean;
+  /** Why the server is not ready or not idle, in the engine's words; null when ready and idle. */
+  reason?: string | null;
 }
 
-/** The body of `GET /v1/status`. */
+/** What learning is doing now, and why it waits (`status.learning`). */
+export interface Learning {
+  state: LearningState;
+  /** Why it waits ("waiting: 1 live turn(s) in progress"), or what it runs. */
+  reason: string | null;
+}
+
+/** The body of `GET /v1/status`, as the engine sends it to the window. */
 export interface Status {
   defer_mode: DeferMode;
   paused: boolean;
@@ -35,9 +47,11 @@ export interface Status {
   queue: { queued: number; running: number };
   drafts: { review_pending: number };
   jobs: { running: number };
-  /** Extras the engine sends beyond the v1 contract; absent from older engines. */
+  /** Extras beyond the v1 contract: the engine sends them; tests may leave them out. */
   version?: string;
   reviews_enabled?: boolean;
+  learning?: Learning;
+  live_turns?: number;
 }
 
 /** "1 review", "2 reviews". */
@@ -50,10 +64,17 @@ export function busySlots(server: ServerStatus): number {
   return server.models.reduce((sum, model) => sum + model.busy_slots, 0);
 }
 
-/** Why learning work bound for the managed server cannot start now, or null if it can. */
+/**
+ * Why learning work bound for the managed server cannot start now, or null if it can, worked
+ * out from the status alone. The Overview prefers the engine's own `learning.reason`; this
+ * fills in when the engine has not said (yet).
+ */
 export function waitingReason(status: Status): string | null {
   const { server } = status;
   if (status.paused) return "learning is paused";
+  if ((status.live_turns ?? 0) > 0 && status.defer_mode === "auto") {
+    return `your agent is answering (${count(status.live_turns ?? 0, "live turn")})`;
+  }
   switch (server.state) {
     case "absent":
       return "no managed server is running";
@@ -79,12 +100,27 @@ export function waitingReason(status: Status): string | null {
   return null;
 }
 
-/** What the engine is doing now, as one sentence. */
+/**
+ * The engine's reason as a sentence: "waiting: 1 live turn(s) in progress" → "Waiting: 1 live
+ * turn in progress." (plurals spelled out, first letter capital, one full stop).
+ */
+export function engineSentence(reason: string): string {
+  const plurals = reason.replace(/(\d+) ([^()]*?)\(s\)/g, (_, n: string, phrase: string) =>
+    Number(n) === 1 ? `${n} ${phrase}` : `${n} ${phrase}s`,
+  );
+  const trimmed = plurals.trim().replace(/\.+$/, "");
+  return `${capitalize(trimmed)}.`;
+}
+
+/** What the engine is doing now, as one sentence: the Overview's headline. */
 export function activitySentence(status: Status): string {
-  if (status.paused) {
-    return "Paused: learning is on hold until you resume it from the tray menu.";
+  const { queue, jobs, learning } = status;
+  if (status.paused || learning?.state === "paused") {
+    return "Paused: learning is on hold until you resume it in Settings or from the tray menu.";
   }
-  const { queue, jobs } = status;
+  if (learning?.state === "running" && learning.reason) {
+    return `Learning: ${learning.reason.replace(/\.+$/, "")}.`;
+  }
   if (queue.running > 0 || jobs.running > 0) {
     const parts: string[] = [];
     if (queue.running > 0) parts.push(`reviewing ${count(queue.running, "conversation")}`);
@@ -92,9 +128,13 @@ export function activitySentence(status: Status): string {
     return `Learning: ${parts.join(" and ")}.`;
   }
   if (queue.queued === 0) return "Idle: nothing to learn right now.";
+  const queued = `${capitalize(count(queue.queued, "review"))} queued; none will be lost.`;
+  if (learning?.state === "waiting" && learning.reason) {
+    return `${engineSentence(learning.reason)} ${queued}`;
+  }
   const reason = waitingReason(status);
   if (reason === null) return `Ready: ${count(queue.queued, "queued review")} will start in the next lull.`;
-  return `Waiting: ${reason}. ${capitalize(count(queue.queued, "review"))} queued; none will be lost.`;
+  return `Waiting: ${reason}. ${queued}`;
 }
 
 /** The managed server's state, as one sentence. */
@@ -123,9 +163,13 @@ export function serverSentence(server: ServerStatus): string {
   return `The managed server${at} is ready: ${models}, ${slots}.`;
 }
 
-/** Every sentence the Overview shows for a status, the most important first. */
+/** Every sentence the Overview's "now" card shows for a status, the most important first. */
 export function describeStatus(status: Status): string[] {
-  const sentences = [activitySentence(status), serverSentence(status.server)];
+  const sentences = [activitySentence(status)];
+  const turns = status.live_turns ?? 0;
+  if (turns > 0) {
+    sentences.push(`Your agent reports ${count(turns, "live turn")}: learning on the managed server yields to it.`);
+  }
   if (status.drafts.review_pending > 0) {
     const drafts = count(status.drafts.review_pending, "draft");
     sentences.push(`${drafts} waiting for your review in Drafts.`);

@@ -1,0 +1,53 @@
+import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { describe, expect, it, vi } from "vitest";
+import { NOW, reviewList } from "../test/fixtures";
+import Reviews from "./Reviews.svelte";
+
+function setup(overrides: { onrunnow?: (id: string) => Promise<void>; ondrop?: (id: string) => Promise<void> } = {}) {
+  const onrunnow = overrides.onrunnow ?? vi.fn(async () => {});
+  const ondrop = overrides.ondrop ?? vi.fn(async () => {});
+  render(Reviews, { reviews: reviewList(), now: NOW, onrunnow, ondrop });
+  return { onrunnow, ondrop };
+}
+
+describe("Reviews", () => {
+  it("lists reviews with status, age, attempts and last error", () => {
+    setup();
+    const rows = screen.getAllByRole("row").slice(1);
+    const cells = rows.map((row) => within(row).getAllByRole("cell").slice(0, 5).map((cell) => cell.textContent?.trim()));
+    expect(cells).toEqual([
+      ["agent-7", "Queued", "4 min", "1 run", "preempted: a live turn started"],
+      ["agent-3", "Failed", "2 h", "3 runs, 3 failures", "the model's answer is not the expected JSON"],
+      ["agent-1", "Done", "30 s", "1 run", "—"],
+    ]);
+    expect(screen.getAllByRole("button", { name: /now$/ })).toHaveLength(1);
+  });
+
+  it("runs a queued review now", async () => {
+    const { onrunnow } = setup();
+    await fireEvent.click(screen.getByRole("button", { name: "Run review of agent-7 now" }));
+    expect(onrunnow).toHaveBeenCalledWith("r-queued");
+  });
+
+  it("asks once more before dropping", async () => {
+    const { ondrop } = setup();
+    await fireEvent.click(screen.getByRole("button", { name: "Drop review of agent-7" }));
+    expect(ondrop).not.toHaveBeenCalled();
+    await fireEvent.click(screen.getByRole("button", { name: "Confirm drop" }));
+    expect(ondrop).toHaveBeenCalledWith("r-queued");
+  });
+
+  it("shows the engine's refusal", async () => {
+    setup({ onrunnow: () => Promise.reject({ code: "conflict", message: "review r-queued is running, not queued" }) });
+    await fireEvent.click(screen.getByRole("button", { name: "Run review of agent-7 now" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("review r-queued is running, not queued");
+  });
+
+  it("filters by status", async () => {
+    setup();
+    await fireEvent.click(screen.getByRole("button", { name: /^Failed/ }));
+    expect(screen.getAllByRole("row")).toHaveLength(2);
+    await fireEvent.click(screen.getByRole("button", { name: /^Dropped/ }));
+    expect(screen.getByRole("status")).toHaveTextContent("No dropped reviews.");
+  });
+});
