@@ -29,8 +29,10 @@ lint:
 	npm --prefix ui run check
 	npm --prefix ui run lint
 
+# The real llama-server is built once per machine (about 15 minutes cold, then cached).
 test-rust:
-	$(CARGO) nextest run --workspace --no-fail-fast
+	export LULL_LLAMA_SERVER="$$(bash scripts/llama/ensure-llama-server.sh | tail -n1)" LULL_REQUIRE_LLAMA=1 && \
+		$(CARGO) nextest run --workspace --no-fail-fast
 
 test-ui:
 	npm --prefix ui test

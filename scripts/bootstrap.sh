@@ -39,3 +39,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_sum" ]; then
   npm --prefix ui ci --no-audit --no-fund --loglevel=error
   echo "$lock_sum" > "$stamp"
 fi
+
+# The tiny-model writer for the real llama-server tests.
+if ! python3 -c 'import gguf' 2>/dev/null; then
+  say "installing the gguf writer (PyPI)"
+  python3 -m pip install --quiet --disable-pip-version-check -r scripts/llama/requirements.txt
+fi

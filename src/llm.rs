@@ -138,34 +138,26 @@ impl HttpLlmClient {
         if let Some((name, schema)) = &request.json_schema {
             body["response_format"] = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } });
         }
-        let mut builder = self.http.post(&url).json(&body);
-        if let Some(key) = &endpoint.api_key {
-            builder = builder.bearer_auth(key);
-        }
+        let response = match self.send(&url, endpoint, &body).await {
+            // Some servers (or models: llama.cpp cannot build a grammar for every vocabulary)
+            // refuse structured output. The answer is validated anyway, so ask again without it.
+            Err(LlmError::Status {
+                status: 400,
+                message,
+                ..
+            }) if request.json_schema.is_some() => {
+                tracing::info!(%url, %message, "structured output refused; asking without response_format");
+                body.as_object_mut()
+                    .expect("body is an object")
+                    .remove("response_format");
+                self.send(&url, endpoint, &body).await?
+            }
+            other => other?,
+        };
         let unreachable = |err: reqwest::Error| LlmError::Unreachable {
             url: url.clone(),
             message: err.to_string(),
         };
-        let response = tokio::time::timeout(CONNECT_TIMEOUT, builder.send())
-            .await
-            .map_err(|_| LlmError::Stalled {
-                url: url.clone(),
-                seconds: CONNECT_TIMEOUT.as_secs(),
-            })?
-            .map_err(unreachable)?;
-        let status = response.status();
-        if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
-            let message = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
-                .unwrap_or_else(|| text.chars().take(200).collect());
-            return Err(LlmError::Status {
-                url,
-                status: status.as_u16(),
-                message,
-            });
-        }
 
         let mut stream = response.bytes_stream();
         let mut decoder = SseDecoder::default();
@@ -215,6 +207,45 @@ impl HttpLlmClient {
         Err(LlmError::Protocol {
             url,
             message: "the stream ended without [DONE]".into(),
+        })
+    }
+}
+
+impl HttpLlmClient {
+    /// Posts `body` and returns the response once its headers arrived with a success status.
+    async fn send(
+        &self,
+        url: &str,
+        endpoint: &ChatEndpoint,
+        body: &Value,
+    ) -> Result<reqwest::Response, LlmError> {
+        let mut builder = self.http.post(url).json(body);
+        if let Some(key) = &endpoint.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let response = tokio::time::timeout(CONNECT_TIMEOUT, builder.send())
+            .await
+            .map_err(|_| LlmError::Stalled {
+                url: url.to_string(),
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            })?
+            .map_err(|err| LlmError::Unreachable {
+                url: url.to_string(),
+                message: err.to_string(),
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let text = response.text().await.unwrap_or_default();
+        let message = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+            .unwrap_or_else(|| text.chars().take(200).collect());
+        Err(LlmError::Status {
+            url: url.to_string(),
+            status: status.as_u16(),
+            message,
         })
     }
 }
