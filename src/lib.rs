@@ -9,6 +9,7 @@
 //! - [`config`] reads DESIGN §5's configuration; [`store`] is the SQLite database.
 //! - [`api`] is the loopback HTTP adapter; [`events`] the in-process event bus.
 //! - [`server`] knows the managed `llama-server`; [`routing`] ranks skills.
+//! - [`sim`] replays a day of activity against the production scheduler (`lull simulate`).
 //!
 //! See `docs/ARCHITECTURE.md` for the map and its invariants.
 
@@ -23,6 +24,7 @@ pub mod reviews;
 pub mod routing;
 pub mod server;
 pub mod settings;
+pub mod sim;
 pub mod store;
 
 pub use config::{Config, Paths};

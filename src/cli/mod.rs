@@ -47,6 +47,30 @@ enum Command {
         #[command(subcommand)]
         action: Option<SettingsAction>,
     },
+    /// Replay a day of activity against the production scheduler on a virtual clock, beside
+    /// `immediate` and `hermes` scheduling, and print contention, losses, delays and requests.
+    ///
+    /// A --trace file is JSON lines, one event per line, times in seconds from its start:
+    /// {"kind":"turn","at":12,"session":"s1","duration":20,"reported":true} (reported: false is
+    /// another client, seen only in /slots); {"kind":"review","at":32,"session":"s1","turns":4}
+    /// (optional "decode_s"); {"kind":"restart","at":3600}; {"kind":"end","at":28800}.
+    Simulate(SimulateArgs),
+}
+
+#[derive(Args)]
+struct SimulateArgs {
+    /// Seed of the generated day; another seed draws another day.
+    #[arg(long, default_value_t = lull::sim::DEFAULT_SEED)]
+    seed: u64,
+    /// Length of the generated day in hours (its last third is the night).
+    #[arg(long, default_value_t = lull::sim::DEFAULT_HOURS)]
+    hours: f64,
+    /// Replay this JSON-lines trace instead of a generated day.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Print the `"simulation"` JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -68,8 +92,12 @@ struct OutputFormat {
 impl Cli {
     /// Runs the chosen command.
     pub async fn run(self) -> anyhow::Result<()> {
+        if let Command::Simulate(args) = self.command {
+            return simulate(args).await;
+        }
         let paths = Paths::resolve(self.locations.data_dir, self.locations.config)?;
         match self.command {
+            Command::Simulate(_) => unreachable!("handled above"),
             Command::Serve => serve(paths).await,
             Command::Status(format) => {
                 let status = EngineClient::connect(&paths)?
@@ -104,6 +132,21 @@ async fn serve(paths: Paths) -> anyhow::Result<()> {
     lull::api::serve(engine.clone(), shutdown_signal()).await?;
     engine.shutdown().await;
     tracing::info!("engine stopped");
+    Ok(())
+}
+
+async fn simulate(args: SimulateArgs) -> anyhow::Result<()> {
+    let options = lull::sim::Options {
+        seed: args.seed,
+        hours: args.hours,
+        trace_file: args.trace,
+    };
+    let simulation = lull::sim::run_detached(options).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&simulation)?);
+    } else {
+        print!("{}", simulation.table());
+    }
     Ok(())
 }
 

@@ -1,0 +1,120 @@
+//! From what the simulated server recorded to the figures of the report.
+//!
+//! Reviews are counted per submitted snapshot. A snapshot is *covered* once a review of it, or
+//! of a newer snapshot of the same session, decodes to its end: the newer transcript holds the
+//! older one, so nothing of it is left to learn. Its *delay* runs from its submission to that
+//! moment; a snapshot never covered by the end of the drain window is *lost*.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use tokio::time::Instant;
+
+use super::server::Tally;
+
+/// One policy's figures; the six fields named in the issue are the `latest.json` contract.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyMetrics {
+    /// Decode-seconds of learning overlapping a live turn (reported or not).
+    pub contention_s: f64,
+    /// Snapshots never covered by a finished review.
+    pub lost: u64,
+    /// Median seconds from submission to coverage.
+    pub delay_p50_s: f64,
+    /// 95th percentile of the same.
+    pub delay_p95_s: f64,
+    /// Decode-seconds thrown away by preemption.
+    pub wasted_s: f64,
+    /// Requests to the managed server: probe reads plus review requests.
+    pub server_requests: u64,
+    /// The details behind the figures, for the table (not part of the JSON contract).
+    #[serde(skip)]
+    pub detail: PolicyDetail,
+}
+
+/// Counts behind a policy's figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyDetail {
+    /// Probe reads (`GET /slots`).
+    pub probe_reads: u64,
+    /// Probe reads made while a review decoded (checking for preemption).
+    pub probe_reads_running: u64,
+    /// Review requests.
+    pub llm_requests: u64,
+    /// Review requests dropped by preemption.
+    pub preemptions: u64,
+    /// Decode-seconds cut off by restarts.
+    pub killed_s: f64,
+    /// Snapshots submitted.
+    pub submitted: u64,
+}
+
+pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
+    // Latest completion per session does not suffice (an old snapshot may finish after a newer
+    // one was queued), so keep every completion and take the earliest that covers.
+    let mut completions: HashMap<&str, Vec<(usize, Instant)>> = HashMap::new();
+    for &(snapshot, at) in &tally.completions {
+        let session = tally.snapshots[snapshot].session.as_str();
+        completions.entry(session).or_default().push((snapshot, at));
+    }
+    let mut delays = Vec::new();
+    let mut lost = 0;
+    for (index, snapshot) in tally.snapshots.iter().enumerate() {
+        let covered = completions
+            .get(snapshot.session.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|(done, _)| *done >= index)
+            .map(|(_, at)| *at)
+            .min();
+        match covered {
+            Some(at) => delays.push((at - snapshot.submitted).as_secs_f64()),
+            None => lost += 1,
+        }
+    }
+    delays.sort_by(f64::total_cmp);
+    PolicyMetrics {
+        contention_s: round(tally.contention_s),
+        lost,
+        delay_p50_s: round(percentile(&delays, 0.50)),
+        delay_p95_s: round(percentile(&delays, 0.95)),
+        wasted_s: round(tally.wasted_s),
+        server_requests: tally.probe_reads + tally.llm_requests,
+        detail: PolicyDetail {
+            probe_reads: tally.probe_reads,
+            probe_reads_running: tally.probe_reads_running,
+            llm_requests: tally.llm_requests,
+            preemptions: tally.preemptions,
+            killed_s: round(tally.killed_s),
+            submitted: tally.snapshots.len() as u64,
+        },
+    }
+}
+
+/// Nearest-rank percentile of sorted values; 0 when there are none.
+fn percentile(sorted: &[f64], quantile: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (quantile * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Two decimals: the simulator's resolution is far coarser than a float's.
+fn round(value: f64) -> f64 {
+    (value * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let values: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&values, 0.5), 10.0);
+        assert_eq!(percentile(&values, 0.95), 19.0);
+        assert_eq!(percentile(&[3.0], 0.95), 3.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+}

@@ -1,0 +1,374 @@
+//! The simulated managed server, and the seams every policy reaches it through.
+//!
+//! [`SimServer`] keeps the truth on the virtual clock: how many live turns hold a slot, which
+//! learning requests decode, and the meters (contention, wasted decode, requests, completions).
+//! A policy talks to it only through a [`SimProbe`] (a [`ServerProbe`], one `GET /slots` per
+//! read) and a [`SimLlm`] (an [`LlmClient`] that decodes for the review's modelled time and stops
+//! the moment its future is dropped, as llama-server does on its next write).
+//!
+//! Both belong to one *incarnation* of the learning process. [`SimServer::kill`] ends an
+//! incarnation as a process exit would: its requests stop decoding (counted apart from wasted
+//! decode, which is preemption's), and any later read or request of that incarnation never
+//! answers, so the dead process's tasks go quiet forever instead of acting on the shared store.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::time::Instant;
+
+use crate::llm::{ChatEndpoint, ChatReply, ChatRequest, LlmClient, LlmError};
+use crate::server::{
+    ModelReading, ModelStatus, ReadingFuture, ServerMode, ServerProbe, ServerReading, ServerState,
+};
+
+/// The simulated server's `base_url`, as its state file would give it.
+pub const SIM_BASE_URL: &str = "http://127.0.0.1:8080/v1";
+/// Its one model.
+pub const SIM_MODEL: &str = "sim-model";
+/// What a review answers: valid, and with nothing to learn (the simulator measures scheduling).
+const SIM_ANSWER: &str = r#"{"candidates":[]}"#;
+/// Marks the snapshot a review request is about, inside the transcript it sends.
+const SNAPSHOT_MARK: &str = "lull-sim-snapshot:";
+
+/// The transcript text of a snapshot: what the agent submits, and what the simulated model reads
+/// back to know which snapshot a request reviews.
+pub fn snapshot_text(snapshot: usize) -> String {
+    format!("{SNAPSHOT_MARK}{snapshot}")
+}
+
+fn snapshot_of(request: &ChatRequest) -> Option<usize> {
+    request.messages.iter().find_map(|message| {
+        let rest = &message.content[message.content.find(SNAPSHOT_MARK)? + SNAPSHOT_MARK.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+/// One submitted snapshot.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Its session.
+    pub session: String,
+    /// When the agent submitted it.
+    pub submitted: Instant,
+    /// How long reviewing it decodes.
+    pub decode: Duration,
+}
+
+struct Learning {
+    incarnation: u64,
+    started: Instant,
+}
+
+#[derive(Default)]
+struct Meters {
+    contention_s: f64,
+    wasted_s: f64,
+    killed_s: f64,
+    probe_reads: u64,
+    probe_reads_running: u64,
+    llm_requests: u64,
+    preemptions: u64,
+}
+
+struct State {
+    live_turns: usize,
+    learning: HashMap<u64, Learning>,
+    next_request: u64,
+    last_change: Instant,
+    dead: HashSet<u64>,
+    snapshots: Vec<Snapshot>,
+    /// `(snapshot, when)` for every review that decoded to the end.
+    completions: Vec<(usize, Instant)>,
+    meters: Meters,
+}
+
+impl State {
+    /// Books the time since the last change: every decoding request overlapping a live turn.
+    fn book(&mut self, now: Instant) {
+        if self.live_turns > 0 {
+            let span = (now - self.last_change).as_secs_f64();
+            self.meters.contention_s += span * self.learning.len() as f64;
+        }
+        self.last_change = now;
+    }
+}
+
+/// What a policy's run measured, before per-snapshot coverage is worked out.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    /// Decode-seconds of learning requests overlapping a live turn.
+    pub contention_s: f64,
+    /// Decode-seconds thrown away by preemption.
+    pub wasted_s: f64,
+    /// Decode-seconds cut off by process restarts (reported apart from `wasted_s`).
+    pub killed_s: f64,
+    /// `GET /slots`-style reads of the server.
+    pub probe_reads: u64,
+    /// Those made while a learning request decoded (checks for preemption).
+    pub probe_reads_running: u64,
+    /// Review requests sent to the server.
+    pub llm_requests: u64,
+    /// Requests dropped before their end by preemption.
+    pub preemptions: u64,
+    /// Every submitted snapshot.
+    pub snapshots: Vec<Snapshot>,
+    /// `(snapshot, when)` for every review that decoded to the end.
+    pub completions: Vec<(usize, Instant)>,
+}
+
+/// The simulated managed server; share it as `Arc<SimServer>`.
+pub struct SimServer {
+    state: Mutex<State>,
+}
+
+impl SimServer {
+    /// An idle server, ready, with one loaded model.
+    pub fn new() -> Arc<SimServer> {
+        Arc::new(SimServer {
+            state: Mutex::new(State {
+                live_turns: 0,
+                learning: HashMap::new(),
+                next_request: 0,
+                last_change: Instant::now(),
+                dead: HashSet::new(),
+                snapshots: Vec::new(),
+                completions: Vec::new(),
+                meters: Meters::default(),
+            }),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A live turn (reported or not) takes a slot.
+    pub fn turn_started(&self) {
+        let mut state = self.state();
+        state.book(Instant::now());
+        state.live_turns += 1;
+    }
+
+    /// A live turn frees its slot.
+    pub fn turn_finished(&self) {
+        let mut state = self.state();
+        state.book(Instant::now());
+        state.live_turns = state.live_turns.saturating_sub(1);
+    }
+
+    /// Records a submitted snapshot and returns its number.
+    pub fn submit(&self, session: &str, decode: Duration) -> usize {
+        let mut state = self.state();
+        state.snapshots.push(Snapshot {
+            session: session.to_string(),
+            submitted: Instant::now(),
+            decode,
+        });
+        state.snapshots.len() - 1
+    }
+
+    /// Ends an incarnation of the learning process: its decoding requests stop now.
+    pub fn kill(&self, incarnation: u64) {
+        let now = Instant::now();
+        let mut state = self.state();
+        state.book(now);
+        state.dead.insert(incarnation);
+        let doomed: Vec<u64> = state
+            .learning
+            .iter()
+            .filter(|(_, learning)| learning.incarnation == incarnation)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in doomed {
+            let learning = state.learning.remove(&id).expect("listed above");
+            state.meters.killed_s += (now - learning.started).as_secs_f64();
+        }
+    }
+
+    fn is_dead(&self, incarnation: u64) -> bool {
+        self.state().dead.contains(&incarnation)
+    }
+
+    /// What `/slots` shows now; counts one server request.
+    fn read(&self) -> ServerReading {
+        let mut state = self.state();
+        state.meters.probe_reads += 1;
+        if !state.learning.is_empty() {
+            state.meters.probe_reads_running += 1;
+        }
+        let busy_slots = state.live_turns + state.learning.len();
+        ServerReading {
+            state: ServerState::Ready,
+            base_url: Some(SIM_BASE_URL.to_string()),
+            models: vec![ModelReading {
+                id: SIM_MODEL.to_string(),
+                status: ModelStatus::Loaded,
+                busy_slots,
+            }],
+            idle: busy_slots == 0,
+            reason: (busy_slots > 0).then(|| format!("{busy_slots} slot(s) busy")),
+            mode: Some(ServerMode::Single),
+            api_key: None,
+        }
+    }
+
+    /// Starts decoding a review of `snapshot`; `None` when the snapshot is unknown.
+    fn begin(&self, snapshot: usize, incarnation: u64) -> Option<(u64, Duration)> {
+        let now = Instant::now();
+        let mut state = self.state();
+        let decode = state.snapshots.get(snapshot)?.decode;
+        state.book(now);
+        state.meters.llm_requests += 1;
+        let id = state.next_request;
+        state.next_request += 1;
+        state.learning.insert(
+            id,
+            Learning {
+                incarnation,
+                started: now,
+            },
+        );
+        Some((id, decode))
+    }
+
+    /// The request decoded to its end; false if its process died meanwhile.
+    fn complete(&self, id: u64, snapshot: usize) -> bool {
+        let now = Instant::now();
+        let mut state = self.state();
+        state.book(now);
+        if state.learning.remove(&id).is_none() {
+            return false;
+        }
+        state.completions.push((snapshot, now));
+        true
+    }
+
+    /// The client dropped the request before its end (preemption): the decode so far is waste.
+    fn dropped(&self, id: u64) {
+        let now = Instant::now();
+        let mut state = self.state();
+        state.book(now);
+        if let Some(learning) = state.learning.remove(&id) {
+            state.meters.wasted_s += (now - learning.started).as_secs_f64();
+            state.meters.preemptions += 1;
+        }
+    }
+
+    /// The meters and the record, at the end of a run.
+    pub fn tally(&self) -> Tally {
+        let mut state = self.state();
+        state.book(Instant::now());
+        Tally {
+            contention_s: state.meters.contention_s,
+            wasted_s: state.meters.wasted_s,
+            killed_s: state.meters.killed_s,
+            probe_reads: state.meters.probe_reads,
+            probe_reads_running: state.meters.probe_reads_running,
+            llm_requests: state.meters.llm_requests,
+            preemptions: state.meters.preemptions,
+            snapshots: state.snapshots.clone(),
+            completions: state.completions.clone(),
+        }
+    }
+}
+
+/// One incarnation's view of the server's `/slots`.
+pub struct SimProbe {
+    server: Arc<SimServer>,
+    incarnation: u64,
+}
+
+impl SimProbe {
+    /// The probe of process `incarnation`.
+    pub fn new(server: Arc<SimServer>, incarnation: u64) -> SimProbe {
+        SimProbe {
+            server,
+            incarnation,
+        }
+    }
+}
+
+impl ServerProbe for SimProbe {
+    fn read(&self) -> ReadingFuture<'_> {
+        if self.server.is_dead(self.incarnation) {
+            return Box::pin(std::future::pending());
+        }
+        Box::pin(std::future::ready(self.server.read()))
+    }
+}
+
+/// One incarnation's LLM client: decodes for the snapshot's modelled time.
+pub struct SimLlm {
+    server: Arc<SimServer>,
+    incarnation: u64,
+}
+
+impl SimLlm {
+    /// The client of process `incarnation`.
+    pub fn new(server: Arc<SimServer>, incarnation: u64) -> SimLlm {
+        SimLlm {
+            server,
+            incarnation,
+        }
+    }
+}
+
+/// Reports the request as dropped unless it finished.
+struct DropGuard {
+    server: Arc<SimServer>,
+    id: u64,
+    finished: bool,
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.server.dropped(self.id);
+        }
+    }
+}
+
+impl LlmClient for SimLlm {
+    fn chat<'a>(
+        &'a self,
+        endpoint: &'a ChatEndpoint,
+        request: ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
+        Box::pin(async move {
+            if self.server.is_dead(self.incarnation) {
+                return std::future::pending().await;
+            }
+            let protocol = |message: &str| LlmError::Protocol {
+                url: endpoint.base_url.clone(),
+                message: message.to_string(),
+            };
+            let snapshot = snapshot_of(&request)
+                .ok_or_else(|| protocol("the request names no simulated snapshot"))?;
+            let (id, decode) = self
+                .server
+                .begin(snapshot, self.incarnation)
+                .ok_or_else(|| protocol("unknown simulated snapshot"))?;
+            let mut guard = DropGuard {
+                server: self.server.clone(),
+                id,
+                finished: false,
+            };
+            tokio::time::sleep(decode).await;
+            guard.finished = true;
+            if !self.server.complete(id, snapshot) {
+                // The process died while this decoded: a dead process never answers.
+                return std::future::pending().await;
+            }
+            Ok(ChatReply {
+                text: SIM_ANSWER.to_string(),
+                prompt_tokens: None,
+                completion_tokens: None,
+            })
+        })
+    }
+}
