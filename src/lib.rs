@@ -24,6 +24,7 @@ pub mod reviews;
 pub mod routing;
 pub mod server;
 pub mod settings;
+pub mod skills;
 pub mod sim;
 pub mod store;
 

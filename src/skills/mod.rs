@@ -1,0 +1,66 @@
+//! Skills on disk (DESIGN §2.2): `<skills_dir>/<name>/SKILL.md` with YAML front matter, the
+//! convention shared by Hermes, Zeph and Agent Skills.
+//!
+//! - [`parse_skill_md`] reads one SKILL.md: the front matter's `name` (lowercase-hyphen, 1–64
+//!   characters, equal to the folder name), `description` (at most 1,024 characters), every
+//!   other key kept as JSON data in [`Skill::extra`], and the Markdown body.
+//! - [`scan_skills_dir`] reads every `*/SKILL.md` of a directory into a [`SkillSet`]: the valid
+//!   [`Skill`]s by name, and a [`SkippedSkill`] with a reason for every folder that is not one.
+//!   Nothing is read outside the directory: a symlink that leads out of it is refused.
+//! - [`SkillsIndex`] keeps a [`SkillSet`] current: it creates the directory if needed, watches
+//!   it with `notify` (debounced), rescans on every change and publishes each new set on a
+//!   `tokio::sync::watch` channel ([`SkillsIndex::subscribe`]).
+//!
+//! Invariant: this module only reads. It never writes a skill, and a malformed skill is a
+//! [`SkippedSkill`] with a logged reason, never an error that stops the others. Writing skills
+//! (approving a draft, keeping the previous version for rollback) belongs to skill learning;
+//! folders whose name starts with `.` are left to it and never scanned.
+//!
+//! ```
+//! use lull::skills::scan_skills_dir;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::create_dir(dir.path().join("git-bisect")).unwrap();
+//! std::fs::write(
+//!     dir.path().join("git-bisect/SKILL.md"),
+//!     "---\nname: git-bisect\ndescription: Find the commit that broke a test.\n---\nRun `git bisect`.\n",
+//! )
+//! .unwrap();
+//! let set = scan_skills_dir(dir.path()).unwrap();
+//! assert_eq!(set.skills["git-bisect"].description, "Find the commit that broke a test.");
+//! ```
+
+#![deny(missing_docs)]
+
+mod index;
+mod scan;
+mod skill;
+
+pub use index::{SkillsIndex, SKILLS_WATCH_DEBOUNCE};
+pub use scan::{scan_skills_dir, SkillSet, SkippedSkill};
+pub use skill::{
+    parse_skill_md, validate_skill_name, Skill, SkillError, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
+    MAX_SKILL_MD_BYTES, SKILL_FILE_NAME,
+};
+
+/// Why the skills directory cannot be used at all (single skills never fail this way: they are
+/// skipped with a reason).
+#[derive(Debug, thiserror::Error)]
+pub enum SkillsError {
+    /// The directory could not be created or read.
+    #[error("cannot use skills directory {}: {source}; check that it is a folder you can write, or set skills.dir", path.display())]
+    Dir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
+    /// The file-system watcher could not start or watch the directory.
+    #[error("cannot watch skills directory {}: {source}", path.display())]
+    Watch {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// What the watcher said.
+        source: notify::Error,
+    },
+}
