@@ -20,12 +20,15 @@ fn write_skill(dir: &Path, folder: &str, front_matter: &str) {
 }
 
 fn valid(dir: &Path, name: &str, description: &str) {
-    write_skill(dir, name, &format!("name: {name}\ndescription: {description}"));
+    write_skill(
+        dir,
+        name,
+        &format!("name: {name}\ndescription: {description}"),
+    );
 }
 
 fn reason_for<'a>(set: &'a SkillSet, folder: &str) -> &'a str {
-    &set
-        .skipped
+    &set.skipped
         .iter()
         .find(|skipped| skipped.folder == folder)
         .unwrap_or_else(|| panic!("{folder} was not skipped: {:?}", set.skipped))
@@ -51,7 +54,11 @@ fn wait_for(index: &SkillsIndex, what: &str, check: impl Fn(&SkillSet) -> bool) 
 #[test]
 fn scan_reads_valid_skills_and_keeps_other_keys() {
     let dir = tempfile::tempdir().unwrap();
-    valid(dir.path(), "git-bisect", "Find the commit that broke a test.");
+    valid(
+        dir.path(),
+        "git-bisect",
+        "Find the commit that broke a test.",
+    );
     write_skill(
         dir.path(),
         "deploy",
@@ -59,7 +66,11 @@ fn scan_reads_valid_skills_and_keeps_other_keys() {
     );
     std::fs::create_dir(dir.path().join("notes")).unwrap(); // no SKILL.md: not a skill
     std::fs::write(dir.path().join("README.md"), "not a folder").unwrap();
-    valid(&dir.path().join(".versions"), "old", "kept for rollback, never scanned");
+    valid(
+        &dir.path().join(".versions"),
+        "old",
+        "kept for rollback, never scanned",
+    );
 
     let set = scan_skills_dir(dir.path()).unwrap();
     assert_eq!(
@@ -88,7 +99,11 @@ fn malformed_skills_are_skipped_with_a_reason_and_the_rest_still_load() {
     );
     write_skill(dir.path(), "bad-yaml", "name: [bad-yaml\ndescription: x");
     std::fs::create_dir(dir.path().join("no-front-matter")).unwrap();
-    std::fs::write(dir.path().join("no-front-matter/SKILL.md"), "# just markdown\n").unwrap();
+    std::fs::write(
+        dir.path().join("no-front-matter/SKILL.md"),
+        "# just markdown\n",
+    )
+    .unwrap();
     std::fs::create_dir(dir.path().join("binary")).unwrap();
     std::fs::write(dir.path().join("binary/SKILL.md"), [0xff, 0xfe, 0x00]).unwrap();
     std::fs::create_dir(dir.path().join("huge")).unwrap();
@@ -116,7 +131,11 @@ fn symlinks_leading_outside_the_directory_are_refused() {
     use std::os::unix::fs::symlink;
 
     let outside = tempfile::tempdir().unwrap();
-    valid(outside.path(), "escaped", "Lives outside the skills directory.");
+    valid(
+        outside.path(),
+        "escaped",
+        "Lives outside the skills directory.",
+    );
     std::fs::write(
         outside.path().join("secret.md"),
         "---\nname: file-link\ndescription: x\n---\n",
@@ -136,7 +155,11 @@ fn symlinks_leading_outside_the_directory_are_refused() {
     // A symlink to nothing.
     symlink(dir.path().join("nowhere"), dir.path().join("dangling")).unwrap();
     // A SKILL.md linked to a file inside the directory is fine.
-    valid(&dir.path().join(".shared"), "inside", "Shared inside the directory.");
+    valid(
+        &dir.path().join(".shared"),
+        "inside",
+        "Shared inside the directory.",
+    );
     std::fs::create_dir(dir.path().join("inside")).unwrap();
     symlink(
         dir.path().join(".shared/inside/SKILL.md"),
@@ -167,7 +190,9 @@ fn the_index_creates_a_missing_directory_and_follows_changes_within_two_seconds(
     assert!(index.current().skills.is_empty());
 
     valid(&dir, "deploy", "Ship a service to staging.");
-    wait_for(&index, "an added skill", |set| set.skills.contains_key("deploy"));
+    wait_for(&index, "an added skill", |set| {
+        set.skills.contains_key("deploy")
+    });
 
     valid(&dir, "deploy", "Ship a service to production.");
     wait_for(&index, "an edited skill", |set| {
@@ -182,7 +207,9 @@ fn the_index_creates_a_missing_directory_and_follows_changes_within_two_seconds(
     });
 
     std::fs::remove_dir_all(dir.join("deploy")).unwrap();
-    wait_for(&index, "a removed skill", |set| !set.skills.contains_key("deploy"));
+    wait_for(&index, "a removed skill", |set| {
+        !set.skills.contains_key("deploy")
+    });
 
     // A subscriber sees new sets without polling.
     let mut changes = index.subscribe();
@@ -211,7 +238,9 @@ fn the_index_survives_its_directory_being_deleted_and_recreated() {
     let dir = data.path().join("skills");
     let index = SkillsIndex::start(&dir).unwrap();
     valid(&dir, "deploy", "Ship a service.");
-    wait_for(&index, "an added skill", |set| set.skills.contains_key("deploy"));
+    wait_for(&index, "an added skill", |set| {
+        set.skills.contains_key("deploy")
+    });
 
     std::fs::remove_dir_all(&dir).unwrap();
     wait_for(&index, "the emptied set", |set| set.skills.is_empty());

@@ -76,8 +76,10 @@ pub enum RoutingError {
     },
 }
 
-/// How a routed request went, as reported by the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a routed request went, as reported by the agent (`"success"` or `"failure"` on the
+/// wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The chosen skill helped: reward +1.
     Success,
@@ -86,6 +88,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The wire spelling: `"success"` or `"failure"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+        }
+    }
+
     /// The REINFORCE reward of this outcome.
     pub fn reward(self) -> f32 {
         match self {
@@ -143,8 +153,8 @@ impl CandidateFeatures {
     }
 }
 
-/// One line of a ranking, as `POST /v1/route` returns it.
-#[derive(Debug, Clone, PartialEq)]
+/// One line of a ranking, as `POST /v1/route` returns it (`{"skill","score","cosine","rl"}`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RankedSkill {
     /// The skill's name.
     pub skill: String,

@@ -18,9 +18,16 @@
 //! - [`HeadSnapshot`]: weights, baseline and count as plain data and as checksummed bytes.
 //! - [`reference`]: the same model as plain per-candidate loops, the yardstick for tests and
 //!   benchmarks.
+//! - [`ServerEmbedder`]: the managed server's `/v1/embeddings` (a loaded model only, never
+//!   waking one).
+//! - [`RoutingService`]: all of the above put to work for the engine. It follows the skills
+//!   directory ([`crate::skills::SkillsIndex`]), picks the embedder and falls back to the
+//!   built-in one, keeps forward passes per `route_id` ([`RouteAnswer`]), logs routes and
+//!   outcomes and saves one head per embedding dimension in SQLite, and reports
+//!   [`RoutingStatus`].
 //!
-//! This module knows nothing of SQLite, HTTP, route ids or the skills directory: the engine
-//! stores snapshots and outcomes, keeps forward passes per route, and feeds skills in.
+//! The head itself (`head`, `shared`, `snapshot`, `reference`) knows nothing of SQLite, HTTP,
+//! route ids or the skills directory; only [`RoutingService`] and its SQL (`records`) do.
 //!
 //! ```
 //! use lull::routing::{Embedder, HashedEmbedder, HeadConfig, Outcome, RoutingHead, SharedRoutingHead};
@@ -44,7 +51,11 @@
 
 mod embedder;
 mod head;
+mod records;
 pub mod reference;
+mod route_cache;
+mod server_embedder;
+mod service;
 mod shared;
 mod snapshot;
 
@@ -52,6 +63,16 @@ pub use embedder::{EmbedError, Embedder, HashedEmbedder, DEFAULT_HASHED_DIM};
 pub use head::{
     CandidateFeatures, ForwardPass, HeadConfig, Outcome, RankedSkill, Ranking, RoutingError,
     RoutingHead, SkillStats, LOG_USES_SCALE, SCALAR_FEATURE_COUNT,
+};
+pub use records::{blob_to_floats, floats_to_blob, SavedHead};
+pub use route_cache::RouteCacheLimits;
+pub use server_embedder::{
+    ServerEmbedder, EMBED_BATCH_SIZE, EMBED_CONNECT_TIMEOUT, EMBED_REQUEST_TIMEOUT,
+};
+pub use service::{
+    EmbedderKind, EmbedderStatus, RouteAnswer, RoutingService, RoutingStatus, DEFAULT_TOP_K,
+    EMBEDDER_RECHECK_INTERVAL, MAX_CACHED_PASSES, MAX_CACHED_ROUTES, MAX_TOP_K, RECENT_REWARDS,
+    ROUTE_TTL,
 };
 pub use shared::{HeadStatus, OutcomeApplied, SharedRoutingHead};
 pub use snapshot::{HeadSnapshot, SnapshotError, SNAPSHOT_FORMAT_VERSION};

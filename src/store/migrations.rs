@@ -14,6 +14,7 @@ use super::StoreError;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_foundation.sql"),
     include_str!("../../migrations/0002_reviews.sql"),
+    include_str!("../../migrations/0003_routing.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,262 @@
+//! The routing tables of `migrations/0003_routing.sql`: saved heads, the route log and the
+//! outcome log. Every statement that touches them is here.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::head::{CandidateFeatures, ForwardPass, Outcome, RankedSkill, SkillStats};
+use crate::store::StoreError;
+
+/// A saved head as the status view lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SavedHead {
+    /// Its embedding dimension (one saved head per dimension).
+    pub dim: usize,
+    /// The embedder in use when it was last saved.
+    pub embedder: String,
+    /// Its update count when last saved.
+    pub update_count: u64,
+    /// When it was last saved (unix ms).
+    pub updated_at: i64,
+}
+
+/// One ranking, as logged.
+pub(crate) struct RouteRecord<'a> {
+    pub id: &'a str,
+    pub created_at: i64,
+    pub query: &'a str,
+    pub embedder: &'a str,
+    pub query_embedding: &'a [f32],
+    pub head_updates: u64,
+    pub warmed_up: bool,
+    pub top_k: usize,
+    pub ranked: &'a [RankedSkill],
+    pub passes: &'a [ForwardPass],
+}
+
+/// One outcome, as logged.
+pub(crate) struct OutcomeRecord {
+    pub route_id: String,
+    pub outcome: Outcome,
+    pub rank: usize,
+    pub pass: ForwardPass,
+    pub created_at: i64,
+}
+
+/// What the log knows of a route id that is no longer in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoggedRoute {
+    /// Never routed.
+    Unknown,
+    /// Routed, no outcome yet.
+    Open,
+    /// Routed and decided.
+    Decided,
+}
+
+/// The saved head of dimension `dim`: its bytes and the embedder that saved it.
+pub(crate) fn load_head(
+    connection: &Connection,
+    dim: usize,
+) -> Result<Option<(Vec<u8>, String)>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT snapshot, embedder FROM routing_heads WHERE dim = ?1",
+            params![dim as i64],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?)
+}
+
+/// Saves the head of dimension `dim`, unless a save with a higher update count already landed
+/// (two saves racing to the writer thread must not let the older one win).
+pub(crate) fn save_head(
+    connection: &Connection,
+    dim: usize,
+    embedder: &str,
+    snapshot: &[u8],
+    update_count: u64,
+    now: i64,
+) -> Result<(), StoreError> {
+    connection.execute(
+        "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         ON CONFLICT (dim) DO UPDATE SET
+             embedder = excluded.embedder,
+             snapshot = excluded.snapshot,
+             update_count = excluded.update_count,
+             updated_at = excluded.updated_at
+         WHERE excluded.update_count >= routing_heads.update_count",
+        params![dim as i64, embedder, snapshot, update_count as i64, now],
+    )?;
+    Ok(())
+}
+
+/// Every saved head, by dimension.
+pub(crate) fn saved_heads(connection: &Connection) -> Result<Vec<SavedHead>, StoreError> {
+    let mut statement = connection.prepare(
+        "SELECT dim, embedder, update_count, updated_at FROM routing_heads ORDER BY dim",
+    )?;
+    let heads = statement
+        .query_map([], |row| {
+            Ok(SavedHead {
+                dim: row.get::<_, i64>(0)? as usize,
+                embedder: row.get(1)?,
+                update_count: row.get::<_, i64>(2)? as u64,
+                updated_at: row.get(3)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(heads)
+}
+
+/// Logs a ranking.
+pub(crate) fn insert_route(
+    connection: &Connection,
+    route: &RouteRecord<'_>,
+) -> Result<(), StoreError> {
+    let candidates: Vec<serde_json::Value> = route
+        .ranked
+        .iter()
+        .zip(route.passes)
+        .map(|(ranked, pass)| {
+            serde_json::json!({
+                "skill": ranked.skill,
+                "score": ranked.score,
+                "cosine": ranked.cosine,
+                "rl": ranked.rl,
+                "success_rate": pass.features.success_rate,
+                "log_uses": pass.features.log_uses,
+            })
+        })
+        .collect();
+    connection.execute(
+        "INSERT INTO routing_routes (id, created_at, query, embedder, dim, query_embedding,
+             head_updates, warmed_up, top_k, candidates)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            route.id,
+            route.created_at,
+            route.query,
+            route.embedder,
+            route.query_embedding.len() as i64,
+            floats_to_blob(route.query_embedding),
+            route.head_updates as i64,
+            route.warmed_up,
+            route.top_k as i64,
+            serde_json::Value::Array(candidates).to_string(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Logs an outcome; `false` when the route already has one.
+pub(crate) fn insert_outcome(
+    connection: &Connection,
+    record: &OutcomeRecord,
+) -> Result<bool, StoreError> {
+    let CandidateFeatures {
+        cosine,
+        success_rate,
+        log_uses,
+    } = record.pass.features;
+    let inserted = connection.execute(
+        "INSERT INTO routing_outcomes (route_id, skill, outcome, reward, rank, skill_embedding,
+             cosine, success_rate, log_uses, rl, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+         ON CONFLICT (route_id) DO NOTHING",
+        params![
+            record.route_id,
+            record.pass.skill,
+            record.outcome.as_str(),
+            record.outcome.reward(),
+            record.rank as i64,
+            floats_to_blob(&record.pass.skill_embedding),
+            cosine,
+            success_rate,
+            log_uses,
+            record.pass.rl,
+            record.created_at,
+        ],
+    )?;
+    Ok(inserted == 1)
+}
+
+/// Whether `route_id` was ever routed, and decided.
+pub(crate) fn logged_route(
+    connection: &Connection,
+    route_id: &str,
+) -> Result<LoggedRoute, StoreError> {
+    let found: Option<bool> = connection
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM routing_outcomes WHERE route_id = ?1)
+             FROM routing_routes WHERE id = ?1",
+            params![route_id],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(match found {
+        None => LoggedRoute::Unknown,
+        Some(false) => LoggedRoute::Open,
+        Some(true) => LoggedRoute::Decided,
+    })
+}
+
+/// Every skill's track record, rebuilt from the outcome log.
+pub(crate) fn skill_stats(
+    connection: &Connection,
+) -> Result<HashMap<String, SkillStats>, StoreError> {
+    let mut statement = connection.prepare(
+        "SELECT skill, COUNT(*), SUM(outcome = 'success') FROM routing_outcomes GROUP BY skill",
+    )?;
+    let stats = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                SkillStats {
+                    uses: row.get::<_, i64>(1)? as u64,
+                    successes: row.get::<_, i64>(2)? as u64,
+                },
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(stats)
+}
+
+/// The rewards of the last `count` outcomes, oldest first.
+pub(crate) fn recent_rewards(
+    connection: &Connection,
+    count: usize,
+) -> Result<Vec<f32>, StoreError> {
+    let mut statement =
+        connection.prepare("SELECT reward FROM routing_outcomes ORDER BY rowid DESC LIMIT ?1")?;
+    let mut rewards: Vec<f32> = statement
+        .query_map(params![count as i64], |row| row.get::<_, f64>(0))?
+        .map(|reward| reward.map(|reward| reward as f32))
+        .collect::<Result<_, _>>()?;
+    rewards.reverse();
+    Ok(rewards)
+}
+
+/// `f32`s as little-endian bytes, the layout of every embedding column.
+pub fn floats_to_blob(values: &[f32]) -> Vec<u8> {
+    values
+        .iter()
+        .flat_map(|value| value.to_le_bytes())
+        .collect()
+}
+
+/// The inverse of [`floats_to_blob`]; `None` if the length is not a multiple of four.
+pub fn blob_to_floats(bytes: &[u8]) -> Option<Vec<f32>> {
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|chunk| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]))
+            .collect(),
+    )
+}

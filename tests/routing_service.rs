@@ -1,0 +1,586 @@
+//! The routing service (issue 5, DESIGN §2.3): skills from the live skills directory, the
+//! embedder choice (the managed server's `/v1/embeddings`, else the built-in one), route and
+//! outcome with their 404 / 409 cases, the head saved every `persist_interval` updates and
+//! reloaded, a dimension change that keeps the old head, and no lost update across 8
+//! concurrent sessions.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lull::config::Config;
+use lull::routing::{EmbedderKind, Outcome, RoutingService, RoutingStatus, ROUTE_TTL};
+use lull::server::{HttpProbe, ManualProbe, ProbeConfig, ServerProbe, ServerReading, ServerState};
+use lull::store::Store;
+use lull::EngineError;
+use lull_stand_in::{Endpoint, ModelStatus, StandIn, StandInConfig};
+use tempfile::TempDir;
+
+/// What "shows up within 2 s" allows.
+const LIVE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// A data directory with a database, and the configuration routing starts with.
+struct Harness {
+    data: TempDir,
+    store: Store,
+    config: Config,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let data = tempfile::tempdir().unwrap();
+        let store = Store::open(&data.path().join("lull.db")).unwrap();
+        Harness::with_store(data, store)
+    }
+
+    fn in_memory() -> Harness {
+        Harness::with_store(
+            tempfile::tempdir().unwrap(),
+            Store::open_in_memory().unwrap(),
+        )
+    }
+
+    fn with_store(data: TempDir, store: Store) -> Harness {
+        let mut config = Config::default();
+        config.routing.persist_interval = 10;
+        let harness = Harness {
+            data,
+            store,
+            config,
+        };
+        harness.skill(
+            "deploy",
+            "Deploy a web service to the staging or production cluster.",
+        );
+        harness.skill("haiku", "Write a short poem about nature, in three lines.");
+        harness
+    }
+
+    fn skills_dir(&self) -> std::path::PathBuf {
+        self.config.skills_dir(self.data.path())
+    }
+
+    fn skill(&self, name: &str, description: &str) {
+        let folder = self.skills_dir().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nSteps.\n"),
+        )
+        .unwrap();
+    }
+
+    async fn start(&self, server: Arc<dyn ServerProbe>) -> RoutingService {
+        RoutingService::start(self.store.clone(), &self.config, self.data.path(), server)
+            .await
+            .unwrap()
+    }
+
+    async fn start_offline(&self) -> RoutingService {
+        self.start(absent()).await
+    }
+
+    async fn count(&self, sql: &'static str) -> i64 {
+        self.store
+            .call(move |c| Ok(c.query_row(sql, [], |row| row.get(0))?))
+            .await
+            .unwrap()
+    }
+}
+
+fn absent() -> Arc<dyn ServerProbe> {
+    Arc::new(ManualProbe::new(ServerReading::not_ready(
+        ServerState::Absent,
+        None,
+        "no state file: the managed server is not running",
+    )))
+}
+
+/// A stand-in server announced by a state file, read through the real HTTP probe.
+async fn stand_in(config: StandInConfig, data: &Path) -> (StandIn, Arc<dyn ServerProbe>) {
+    let server = StandIn::start(config).await.unwrap();
+    let state_file = data.join("runtime").join("server.json");
+    server
+        .write_state_file(&state_file, std::process::id())
+        .unwrap();
+    let probe = HttpProbe::new(&state_file, ProbeConfig::default()).unwrap();
+    (server, Arc::new(probe))
+}
+
+/// Routes `query` and reports `outcome` for its top skill, `times` times.
+async fn learn(service: &RoutingService, query: &str, outcome: Outcome, times: usize) {
+    for _ in 0..times {
+        let answer = service.route(query, None).await.unwrap();
+        service
+            .outcome(&answer.route_id, &answer.ranked[0].skill, outcome)
+            .await
+            .unwrap();
+    }
+}
+
+async fn status(service: &RoutingService) -> RoutingStatus {
+    service.status().await.unwrap()
+}
+
+fn saved_updates(status: &RoutingStatus, dim: usize) -> Option<u64> {
+    status
+        .saved_heads
+        .iter()
+        .find(|head| head.dim == dim)
+        .map(|head| head.update_count)
+}
+
+/// Polls `route` until `check` holds on the ranked skill names, for at most [`LIVE_DEADLINE`].
+async fn wait_for_ranking(
+    service: &RoutingService,
+    query: &str,
+    what: &str,
+    check: impl Fn(&[String]) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        let answer = service.route(query, Some(10)).await.unwrap();
+        let names: Vec<String> = answer.ranked.into_iter().map(|r| r.skill).collect();
+        if check(&names) {
+            return;
+        }
+        assert!(
+            start.elapsed() < LIVE_DEADLINE,
+            "{what} not seen by routing within {LIVE_DEADLINE:?}: {names:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test]
+async fn routes_the_skills_of_the_directory_and_follows_its_changes() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+
+    let answer = service
+        .route("please deploy my service to staging", None)
+        .await
+        .unwrap();
+    assert_eq!(answer.ranked.len(), 2);
+    assert_eq!(answer.ranked[0].skill, "deploy");
+    assert!(answer.ranked[0].cosine > answer.ranked[1].cosine);
+    // Before warm-up the score is the cosine.
+    assert_eq!(answer.ranked[0].score, answer.ranked[0].cosine);
+    let json = serde_json::to_value(&answer).unwrap();
+    let keys: Vec<&str> = json["ranked"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["cosine", "rl", "score", "skill"]);
+    assert!(json["route_id"].is_string());
+
+    harness.skill(
+        "git-bisect",
+        "Find the commit that broke a test with git bisect.",
+    );
+    wait_for_ranking(
+        &service,
+        "which commit broke the test? git bisect",
+        "an added skill",
+        |names| names.first().map(String::as_str) == Some("git-bisect"),
+    )
+    .await;
+
+    harness.skill("haiku", "Deploy poems to the staging cluster of poetry.");
+    wait_for_ranking(&service, "deploy poems", "an edited skill", |names| {
+        names.first().map(String::as_str) == Some("haiku")
+    })
+    .await;
+
+    std::fs::remove_dir_all(harness.skills_dir().join("haiku")).unwrap();
+    wait_for_ranking(&service, "deploy poems", "a removed skill", |names| {
+        !names.iter().any(|name| name == "haiku")
+    })
+    .await;
+
+    std::fs::create_dir_all(harness.skills_dir().join("broken")).unwrap();
+    std::fs::write(
+        harness.skills_dir().join("broken/SKILL.md"),
+        "---\nname: other\n---\n",
+    )
+    .unwrap();
+    let start = Instant::now();
+    while status(&service).await.skipped_skills.is_empty() {
+        assert!(
+            start.elapsed() < LIVE_DEADLINE,
+            "the malformed skill is reported"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let status = status(&service).await;
+    assert_eq!(status.skills, 2);
+    assert_eq!(status.skipped_skills[0].folder, "broken");
+    assert!(status.skipped_skills[0].reason.contains("does not match"));
+    assert!(harness.count("SELECT COUNT(*) FROM routing_routes").await >= 4);
+}
+
+#[tokio::test]
+async fn outcomes_for_unknown_decided_or_unranked_routes_are_refused() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+
+    let err = service
+        .outcome("no-such-route", "deploy", Outcome::Success)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EngineError::NotFound(message) if message.contains("no route no-such-route")),
+        "{err:?}"
+    );
+
+    let answer = service.route("deploy to staging", Some(1)).await.unwrap();
+    assert_eq!(answer.ranked.len(), 1);
+    let err = service
+        .outcome(&answer.route_id, "haiku", Outcome::Success)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EngineError::Invalid(message) if message.contains("was not ranked")),
+        "{err:?}"
+    );
+
+    service
+        .outcome(&answer.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap();
+    let err = service
+        .outcome(&answer.route_id, "deploy", Outcome::Failure)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EngineError::Conflict(message) if message.contains("already has an outcome")),
+        "{err:?}"
+    );
+    assert_eq!(status(&service).await.updates, 1);
+    assert_eq!(
+        harness
+            .count(
+                "SELECT COUNT(*) FROM routing_outcomes WHERE outcome = 'success' AND reward = 1.0"
+            )
+            .await,
+        1
+    );
+
+    for (query, top_k) in [("  ", None), ("deploy", Some(0)), ("deploy", Some(1000))] {
+        let err = service.route(query, top_k).await.unwrap_err();
+        assert!(
+            matches!(err, EngineError::Invalid(_)),
+            "{query:?} {top_k:?}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_expired_route_is_not_found_and_a_decided_one_stays_a_conflict() {
+    let harness = Harness::in_memory();
+    let service = harness.start_offline().await;
+    let open = service.route("deploy to staging", None).await.unwrap();
+    let decided = service.route("deploy to production", None).await.unwrap();
+    service
+        .outcome(&decided.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap();
+
+    tokio::time::advance(ROUTE_TTL + Duration::from_secs(1)).await;
+
+    let err = service
+        .outcome(&open.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EngineError::NotFound(message) if message.contains("expired")),
+        "{err:?}"
+    );
+    let err = service
+        .outcome(&decided.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EngineError::Conflict(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn the_head_is_saved_every_persist_interval_and_reloaded_with_its_stats() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+    let fresh = status(&service).await;
+    assert_eq!(fresh.embedder.kind, EmbedderKind::Hashed);
+    assert!(
+        fresh.head_origin.contains("fresh head"),
+        "{}",
+        fresh.head_origin
+    );
+    assert_eq!(saved_updates(&fresh, 384), None);
+
+    learn(&service, "deploy to staging", Outcome::Success, 9).await;
+    assert_eq!(saved_updates(&status(&service).await, 384), None);
+    learn(&service, "deploy to staging", Outcome::Success, 1).await;
+    assert_eq!(saved_updates(&status(&service).await, 384), Some(10));
+    learn(&service, "deploy to staging", Outcome::Success, 15).await;
+    let before = status(&service).await;
+    assert_eq!(before.updates, 25);
+    assert_eq!(before.persisted_updates, 20);
+    assert_eq!(saved_updates(&before, 384), Some(20));
+    assert_eq!(before.recent_rewards.len(), 25);
+
+    // A crash (no shutdown) loses only the updates since the last save.
+    drop(service);
+    let service = harness.start_offline().await;
+    let reloaded = status(&service).await;
+    assert_eq!(reloaded.updates, 20);
+    assert!(
+        reloaded
+            .head_origin
+            .contains("saved head loaded (20 updates"),
+        "{}",
+        reloaded.head_origin
+    );
+    // Skill stats and the reward curve come back from the outcome log, all 25 outcomes.
+    assert_eq!(reloaded.recent_rewards, vec![1.0; 25]);
+    service.route("deploy to staging", None).await.unwrap();
+    let candidates: String = harness
+        .store
+        .call(|c| {
+            Ok(c.query_row(
+                "SELECT candidates FROM routing_routes ORDER BY rowid DESC LIMIT 1",
+                [],
+                |row| row.get(0),
+            )?)
+        })
+        .await
+        .unwrap();
+    let candidates: serde_json::Value = serde_json::from_str(&candidates).unwrap();
+    let deploy = &candidates[0];
+    assert_eq!(deploy["skill"], "deploy");
+    assert!((deploy["success_rate"].as_f64().unwrap() - 26.0 / 27.0).abs() < 1e-6);
+    assert!((deploy["log_uses"].as_f64().unwrap() - 26f64.ln()).abs() < 1e-5);
+
+    // Shutdown saves what was learned since the last save.
+    learn(&service, "deploy to staging", Outcome::Failure, 3).await;
+    service.shutdown().await.unwrap();
+    assert_eq!(saved_updates(&status(&service).await, 384), Some(23));
+}
+
+#[tokio::test]
+async fn a_corrupt_saved_head_starts_a_fresh_one_with_the_reason() {
+    let harness = Harness::new();
+    harness
+        .store
+        .call(|c| {
+            c.execute(
+                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
+                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 7, 0, 0)",
+                [],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let service = harness.start_offline().await;
+    let status = status(&service).await;
+    assert_eq!(status.updates, 0);
+    assert!(
+        status.head_origin.contains("the saved one was unusable")
+            && status.head_origin.contains("truncated"),
+        "{}",
+        status.head_origin
+    );
+    learn(&service, "deploy", Outcome::Success, 10).await;
+    assert_eq!(
+        saved_updates(&service.status().await.unwrap(), 384),
+        Some(10)
+    );
+}
+
+#[tokio::test]
+async fn the_server_embedder_is_used_when_the_server_embeds() {
+    let harness = Harness::new();
+    let (server, probe) = stand_in(
+        StandInConfig::single("tiny").with_api_key("sesame"),
+        harness.data.path(),
+    )
+    .await;
+    let service = harness.start(probe).await;
+    let started = status(&service).await;
+    assert_eq!(started.embedder.kind, EmbedderKind::Server);
+    assert_eq!(started.embedder.name, "server:tiny");
+    assert_eq!(started.embedder.dim, 64);
+    assert_eq!(started.dim, 64);
+    assert_eq!(started.skills, 2);
+    assert_eq!(started.embedder.fallback_reason, None);
+
+    let before = server.requests(Endpoint::Embeddings);
+    let answer = service.route("deploy to staging", None).await.unwrap();
+    assert_eq!(answer.ranked.len(), 2);
+    assert_eq!(server.requests(Endpoint::Embeddings), before + 1);
+    service
+        .outcome(&answer.route_id, &answer.ranked[0].skill, Outcome::Success)
+        .await
+        .unwrap();
+
+    // The server goes away: routing carries on with the built-in embedder.
+    server.stop().await;
+    let answer = service.route("deploy to staging", None).await.unwrap();
+    assert_eq!(answer.ranked[0].skill, "deploy");
+    let after = status(&service).await;
+    assert_eq!(after.embedder.kind, EmbedderKind::Hashed);
+    assert_eq!(after.dim, 384);
+    assert!(after.embedder.fallback_reason.is_some());
+    // The server's head was saved before the switch.
+    assert_eq!(saved_updates(&after, 64), Some(1));
+}
+
+#[tokio::test]
+async fn the_built_in_embedder_is_used_when_the_server_does_not_embed() {
+    let harness = Harness::new();
+    let offline = harness.start_offline().await;
+    let status_offline = status(&offline).await;
+    assert_eq!(status_offline.embedder.kind, EmbedderKind::Hashed);
+    assert_eq!(status_offline.embedder.name, "hashed-ngrams-v1");
+    assert!(status_offline
+        .embedder
+        .fallback_reason
+        .unwrap()
+        .contains("absent"));
+    offline.shutdown().await.unwrap();
+    drop(offline);
+
+    let (_server, probe) = stand_in(
+        StandInConfig::single("chat-only").without_embeddings(),
+        harness.data.path(),
+    )
+    .await;
+    let service = harness.start(probe).await;
+    let status = status(&service).await;
+    assert_eq!(status.embedder.kind, EmbedderKind::Hashed);
+    assert_eq!(status.dim, 384);
+    let reason = status.embedder.fallback_reason.unwrap();
+    assert!(
+        reason.contains("501") && reason.contains("embeddings"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn router_mode_embeds_with_a_loaded_model_and_never_wakes_one() {
+    let harness = Harness::new();
+    let (server, probe) = stand_in(
+        StandInConfig::router([
+            ("sleepy", ModelStatus::Sleeping),
+            ("embedder", ModelStatus::Loaded),
+        ]),
+        harness.data.path(),
+    )
+    .await;
+    let service = harness.start(probe).await;
+    assert_eq!(status(&service).await.embedder.name, "server:embedder");
+    service.route("deploy to staging", None).await.unwrap();
+    assert!(server.loads().is_empty(), "{:?}", server.loads());
+    assert!(server
+        .request_log()
+        .iter()
+        .filter(|request| request.endpoint == Endpoint::Embeddings)
+        .all(|request| request.query.as_deref() == Some("autoload=false")));
+
+    // Its model unloaded since: the request is refused rather than loading it, and routing
+    // falls back.
+    server.set_model_status("embedder", ModelStatus::Unloaded);
+    service.route("deploy to staging", None).await.unwrap();
+    assert!(server.loads().is_empty(), "{:?}", server.loads());
+    assert_eq!(status(&service).await.embedder.kind, EmbedderKind::Hashed);
+}
+
+#[tokio::test]
+async fn a_dimension_change_starts_a_fresh_head_and_keeps_the_old_one() {
+    let harness = Harness::new();
+    let hashed = harness.start_offline().await;
+    learn(&hashed, "deploy to staging", Outcome::Success, 12).await;
+    hashed.shutdown().await.unwrap();
+    drop(hashed);
+
+    let (server, probe) = stand_in(StandInConfig::single("tiny"), harness.data.path()).await;
+    let served = harness.start(probe).await;
+    let status_served = status(&served).await;
+    assert_eq!(status_served.dim, 64);
+    assert_eq!(status_served.updates, 0);
+    assert!(
+        status_served
+            .head_origin
+            .contains("no saved head for 64-dimensional"),
+        "{}",
+        status_served.head_origin
+    );
+    assert_eq!(saved_updates(&status_served, 384), Some(12));
+    learn(&served, "deploy to staging", Outcome::Failure, 5).await;
+    served.shutdown().await.unwrap();
+    drop(served);
+    server.stop().await;
+
+    let back = harness.start_offline().await;
+    let status_back = status(&back).await;
+    assert_eq!(status_back.dim, 384);
+    assert_eq!(status_back.updates, 12);
+    assert_eq!(saved_updates(&status_back, 64), Some(5));
+    assert_eq!(saved_updates(&status_back, 384), Some(12));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_concurrent_sessions_lose_no_update() {
+    const SESSIONS: usize = 8;
+    const OUTCOMES: usize = 1000;
+    let harness = Harness::new();
+    harness.skill("git-bisect", "Find the commit that broke a test.");
+    harness.skill("sql-tuning", "Make a slow SQL query fast.");
+    let service = harness.start_offline().await;
+
+    let sessions: Vec<_> = (0..SESSIONS)
+        .map(|session| {
+            let service = service.clone();
+            tokio::spawn(async move {
+                let queries = [
+                    "deploy to staging",
+                    "a poem please",
+                    "slow query",
+                    "broken test",
+                ];
+                for turn in 0..OUTCOMES {
+                    let query = queries[(session + turn) % queries.len()];
+                    let answer = service.route(query, Some(3)).await.unwrap();
+                    let chosen = &answer.ranked[turn % answer.ranked.len()].skill;
+                    let outcome = if turn % 3 == 0 {
+                        Outcome::Failure
+                    } else {
+                        Outcome::Success
+                    };
+                    service
+                        .outcome(&answer.route_id, chosen, outcome)
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for session in sessions {
+        session.await.unwrap();
+    }
+
+    let total = (SESSIONS * OUTCOMES) as u64;
+    let status = status(&service).await;
+    assert_eq!(status.updates, total);
+    assert!(status.warmed_up);
+    assert_eq!(saved_updates(&status, 384), Some(total));
+    assert_eq!(
+        harness.count("SELECT COUNT(*) FROM routing_outcomes").await,
+        total as i64
+    );
+    assert_eq!(
+        harness.count("SELECT COUNT(*) FROM routing_routes").await,
+        total as i64
+    );
+}
