@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::engine::EngineError;
 use crate::server::ServerProbe;
 use crate::skills::{Skill, SkillSet, SkillsIndex, SkippedSkill};
-use crate::store::{now_ms, Store};
+use crate::store::{now_ms, Store, StoreError};
 
 /// Skills returned when a request names no `top_k`.
 pub const DEFAULT_TOP_K: usize = 5;
@@ -196,7 +196,8 @@ impl RoutingService {
                 let embedder: Arc<dyn Embedder> = Arc::new(embedder);
                 match build_active(&store, &head_config, &stats, &skills, embedder, 0).await {
                     Ok(active) => (Some(active), None),
-                    Err(reason) => (None, Some(reason)),
+                    Err(ActiveError::Store(err)) => return Err(err.into()),
+                    Err(ActiveError::Embed(reason)) => (None, Some(reason)),
                 }
             }
             Err(reason) => (None, Some(reason)),
@@ -209,9 +210,8 @@ impl RoutingService {
             None => {
                 let reason = fallback.unwrap_or_default();
                 tracing::info!("routing uses the built-in embedder: {reason}");
-                let mut active = build_active(&store, &head_config, &stats, &skills, hashed(), 0)
-                    .await
-                    .map_err(EngineError::Startup)?;
+                let mut active =
+                    build_active(&store, &head_config, &stats, &skills, hashed(), 0).await?;
                 active.fallback_reason = Some(reason);
                 active
             }
@@ -545,7 +545,7 @@ impl Inner {
         *lock(&self.last_embedder_check) = Instant::now();
         self.replace_active(&mut active, hashed(), EmbedderKind::Hashed, Some(reason))
             .await
-            .map_err(EngineError::Startup)
+            .map_err(EngineError::from)
     }
 
     /// Swaps in a head for `embedder`, saving the old head first; on failure (the new embedder
@@ -556,7 +556,7 @@ impl Inner {
         embedder: Arc<dyn Embedder>,
         kind: EmbedderKind,
         fallback_reason: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ActiveError> {
         if active.head.status().update_count != active.persisted.load(Ordering::SeqCst) {
             if let Err(err) = self.persist(active).await {
                 tracing::warn!("cannot save the routing head before replacing it: {err}");
@@ -628,17 +628,17 @@ impl Inner {
             .await
         {
             tracing::info!("routing stays on the built-in embedder: {reason}");
-            active.fallback_reason = Some(reason);
+            active.fallback_reason = Some(reason.to_string());
         }
     }
 
     /// Brings the head's skills in line with `set`: embeds new and changed skills, removes
     /// gone ones. An embedder failure falls back to the built-in embedder, which re-embeds all.
     async fn sync_skills(&self, set: &SkillSet) {
-        let stats = lock(&self.stats).clone();
+        let stats_of = |name: &str| lock(&self.stats).get(name).copied().unwrap_or_default();
         let failure = {
             let active = self.active.read().await;
-            sync_head_skills(&active, set, &stats).await.err()
+            sync_head_skills(&active, set, &stats_of).await.err()
         };
         if let Some(reason) = failure {
             if let Err(err) = self.fall_back(reason).await {
@@ -680,12 +680,11 @@ async fn build_active(
     skills: &SkillSet,
     embedder: Arc<dyn Embedder>,
     epoch: u64,
-) -> Result<Active, String> {
+) -> Result<Active, ActiveError> {
     let dim = embedder.dim();
     let saved = store
         .call(move |connection| records::load_head(connection, dim))
-        .await
-        .map_err(|err| err.to_string())?;
+        .await?;
     let (head, head_origin, persisted) = match saved {
         None => (
             RoutingHead::new(dim, head_config.clone()),
@@ -726,15 +725,19 @@ async fn build_active(
         persisted: AtomicU64::new(persisted),
         embedded: Mutex::new(HashMap::new()),
     };
-    sync_head_skills(&active, skills, stats).await?;
+    let stats_of = |name: &str| stats.get(name).copied().unwrap_or_default();
+    sync_head_skills(&active, skills, &stats_of)
+        .await
+        .map_err(ActiveError::Embed)?;
     Ok(active)
 }
 
-/// Embeds new and changed skills into `active`'s head and removes gone ones.
+/// Embeds new and changed skills into `active`'s head and removes gone ones. A skill new to
+/// the head gets its track record from `stats_of`; a changed one keeps the head's.
 async fn sync_head_skills(
     active: &Active,
     set: &SkillSet,
-    stats: &HashMap<String, SkillStats>,
+    stats_of: &(dyn Fn(&str) -> SkillStats + Sync),
 ) -> Result<(), String> {
     let (changed, gone): (Vec<&Skill>, Vec<String>) = {
         let embedded = lock(&active.embedded);
@@ -776,11 +779,14 @@ async fn sync_head_skills(
             .head
             .upsert_skill(&skill.name, &vector)
             .map_err(|err| err.to_string())?;
-        active.head.set_skill_stats(
-            &skill.name,
-            stats.get(&skill.name).copied().unwrap_or_default(),
-        );
-        lock(&active.embedded).insert(skill.name.clone(), text);
+        let is_new = lock(&active.embedded)
+            .insert(skill.name.clone(), text)
+            .is_none();
+        if is_new {
+            active
+                .head
+                .set_skill_stats(&skill.name, stats_of(&skill.name));
+        }
     }
     Ok(())
 }
@@ -788,6 +794,39 @@ async fn sync_head_skills(
 /// What a skill is embedded from: its name (hyphens read as spaces) and description.
 fn embedding_text(skill: &Skill) -> String {
     format!("{}: {}", skill.name.replace('-', " "), skill.description)
+}
+
+/// Why a head for an embedder could not be set up.
+#[derive(Debug)]
+enum ActiveError {
+    /// The saved head could not be read.
+    Store(StoreError),
+    /// The embedder could not embed the skills.
+    Embed(String),
+}
+
+impl From<StoreError> for ActiveError {
+    fn from(err: StoreError) -> Self {
+        ActiveError::Store(err)
+    }
+}
+
+impl From<ActiveError> for EngineError {
+    fn from(err: ActiveError) -> Self {
+        match err {
+            ActiveError::Store(err) => EngineError::Store(err),
+            ActiveError::Embed(reason) => EngineError::Invalid(reason),
+        }
+    }
+}
+
+impl std::fmt::Display for ActiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ActiveError::Store(err) => err.fmt(f),
+            ActiveError::Embed(reason) => f.write_str(reason),
+        }
+    }
 }
 
 fn hashed() -> Arc<dyn Embedder> {
