@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptsLabel, countByFilter, filterReviews, formatAge, isActionable, statusLabel, type Review } from "./reviews";
+import { countByFilter, failuresNote, filterReviews, formatAge, isActionable, statusLabel, type Review } from "./reviews";
 
 const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
 const SECOND = 1000;
@@ -58,8 +58,7 @@ describe("reviews", () => {
 
   it("words statuses and attempts", () => {
     expect(statusLabel("superseded")).toBe("Replaced by a newer snapshot");
-    expect(attemptsLabel(review())).toBe("not run yet");
-    expect(attemptsLabel(review({ attempts: 1 }))).toBe("1 run");
-    expect(attemptsLabel(review({ attempts: 3, failures: 2 }))).toBe("3 runs, 2 failures");
+    expect(failuresNote(review({ attempts: 1 }))).toBeNull();
+    expect(failuresNote(review({ attempts: 3, failures: 2 }))).toBe("2 failed");
   });
 });

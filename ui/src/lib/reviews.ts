@@ -86,10 +86,8 @@ export function countByFilter(reviews: readonly Review[]): Record<ReviewFilter, 
   return counts;
 }
 
-/** A short line under the status: what the review's attempts and last run say. */
-export function attemptsLabel(review: Review): string {
-  if (review.attempts === 0) return "not run yet";
+/** The note under a review's attempts: how many of its runs failed ("2 failed"), or null. */
+export function failuresNote(review: Review): string | null {
   const failures = review.failures ?? 0;
-  const runs = count(review.attempts, "run");
-  return failures > 0 ? `${runs}, ${count(failures, "failure")}` : runs;
+  return failures > 0 ? `${failures} failed` : null;
 }

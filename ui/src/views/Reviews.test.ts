@@ -16,9 +16,9 @@ describe("Reviews", () => {
     const rows = screen.getAllByRole("row").slice(1);
     const cells = rows.map((row) => within(row).getAllByRole("cell").slice(0, 5).map((cell) => cell.textContent?.trim()));
     expect(cells).toEqual([
-      ["agent-7", "Queued", "4 min", "1 run", "preempted: a live turn started"],
-      ["agent-3", "Failed", "2 h", "3 runs, 3 failures", "the model's answer is not the expected JSON"],
-      ["agent-1", "Done", "30 s", "1 run", "—"],
+      ["agent-7", "Queued", "4 min", "1", "preempted: a live turn started"],
+      ["agent-3", "Failed", "2 h", "33 failed", "the model's answer is not the expected JSON"],
+      ["agent-1", "Done", "30 s", "1", "—"],
     ]);
     expect(screen.getAllByRole("button", { name: /now$/ })).toHaveLength(1);
   });
