@@ -16,6 +16,7 @@ use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
 use crate::reviews::{
     queue, Activity, Candidate, Decision, NewReview, Review, ReviewStatus, ReviewWorker,
 };
+use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
 use crate::store::{now_ms, Store, StoreError};
@@ -60,6 +61,8 @@ pub struct Status {
     pub learning: Activity,
     /// Live turns the agent reported.
     pub live_turns: usize,
+    /// The routing head and its embedder.
+    pub routing: RoutingStatus,
     /// The review queue.
     pub queue: QueueCounts,
     /// Drafts waiting for a person.
@@ -107,6 +110,7 @@ struct EngineInner {
     server: Arc<dyn ServerProbe>,
     gate: Arc<IdleGate>,
     reviews: Arc<ReviewWorker>,
+    routing: RoutingService,
     shutdown: watch::Sender<bool>,
 }
 
@@ -196,6 +200,13 @@ impl Engine {
             &config.reviews,
         ));
         reviews.recover().await?;
+        let routing = RoutingService::start(
+            store.clone(),
+            &config,
+            &paths.data_dir,
+            seams.server.clone(),
+        )
+        .await?;
         let shutdown = watch::channel(false).0;
         tokio::spawn(reviews.clone().run(shutdown.subscribe()));
         if let Some(changes) = seams.server_changes {
@@ -217,6 +228,7 @@ impl Engine {
                 server: seams.server,
                 gate,
                 reviews,
+                routing,
                 shutdown,
             }),
         };
@@ -283,6 +295,7 @@ impl Engine {
             server: self.inner.server.read().await,
             learning: self.inner.reviews.activity(),
             live_turns: self.inner.gate.live_turns(),
+            routing: self.inner.routing.status().await?,
             queue: QueueCounts { queued, running },
             drafts: DraftCounts::default(),
             jobs: JobCounts::default(),
@@ -405,9 +418,32 @@ impl Engine {
             .await?)
     }
 
-    /// Stops the workers and lets in-flight database work finish; call once before exiting.
+    /// Ranks the known skills for `query` (DESIGN §2.3).
+    pub async fn route(
+        &self,
+        query: &str,
+        top_k: Option<usize>,
+    ) -> Result<RouteAnswer, EngineError> {
+        self.inner.routing.route(query, top_k).await
+    }
+
+    /// Reports how a routed skill did; the routing head learns from it.
+    pub async fn record_outcome(
+        &self,
+        route_id: &str,
+        skill: &str,
+        outcome: Outcome,
+    ) -> Result<(), EngineError> {
+        self.inner.routing.outcome(route_id, skill, outcome).await
+    }
+
+    /// Stops the workers, saves the routing head and lets in-flight database work finish; call
+    /// once before exiting.
     pub async fn shutdown(&self) {
         self.inner.shutdown.send_replace(true);
+        if let Err(err) = self.inner.routing.shutdown().await {
+            tracing::error!(error = %err, "cannot save the routing head on shutdown");
+        }
         self.inner.store.flush().await;
     }
 }

@@ -25,7 +25,18 @@ struct Harness {
 
 impl Harness {
     async fn new() -> Harness {
+        Harness::with_skills(&[]).await
+    }
+
+    /// An engine whose skills directory holds `skills` as `(name, description)`.
+    async fn with_skills(skills: &[(&str, &str)]) -> Harness {
         let dir = tempfile::tempdir().unwrap();
+        for (name, description) in skills {
+            let folder = dir.path().join("data/skills").join(name);
+            std::fs::create_dir_all(&folder).unwrap();
+            let text = format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n");
+            std::fs::write(folder.join("SKILL.md"), text).unwrap();
+        }
         let paths = Paths {
             data_dir: dir.path().join("data"),
             config_file: dir.path().join("config.toml"),
@@ -281,4 +292,64 @@ async fn events_stream_settings_changes() {
     let data: Value = serde_json::from_str(text.trim().strip_prefix("data: ").unwrap()).unwrap();
     assert_eq!(data["type"], "settings_changed");
     assert_eq!(data["settings"]["paused"], true);
+}
+
+#[tokio::test]
+async fn route_then_outcome_once_and_clear_errors_otherwise() {
+    let harness = Harness::with_skills(&[
+        (
+            "git-bisect",
+            "find the commit that broke the build by bisecting history",
+        ),
+        ("pdf-extract", "pull text and tables out of pdf files"),
+    ])
+    .await;
+    let (status, body) = harness
+        .call(
+            "POST",
+            "/v1/route",
+            Some(json!({"query": "which commit broke the build?", "top_k": 2})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let ranked = body["ranked"].as_array().unwrap();
+    assert_eq!(ranked.len(), 2);
+    assert_eq!(ranked[0]["skill"], "git-bisect");
+    for key in ["score", "cosine", "rl"] {
+        assert!(ranked[0][key].is_number(), "{key} missing: {body}");
+    }
+    let route_id = body["route_id"].as_str().unwrap().to_string();
+
+    let outcome = json!({"route_id": route_id, "skill": "git-bisect", "outcome": "success"});
+    let (status, _) = harness
+        .call("POST", "/v1/outcomes", Some(outcome.clone()))
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, body) = harness.call("POST", "/v1/outcomes", Some(outcome)).await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::CONFLICT, "conflict")
+    );
+
+    let unknown = json!({"route_id": "no-such-route", "skill": "git-bisect", "outcome": "failure"});
+    let (status, body) = harness.call("POST", "/v1/outcomes", Some(unknown)).await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::NOT_FOUND, "not_found")
+    );
+    let (status, body) = harness
+        .call(
+            "POST",
+            "/v1/outcomes",
+            Some(json!({"route_id": "x", "skill": "y", "outcome": "meh"})),
+        )
+        .await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body")
+    );
+
+    let (_, status_body) = harness.call("GET", "/v1/status", None).await;
+    assert_eq!(status_body["routing"]["skills"], 2, "{status_body}");
+    assert_eq!(status_body["routing"]["updates"], 1, "{status_body}");
 }

@@ -31,6 +31,7 @@ pub use guard::Guard;
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
 use crate::events::EngineEvent;
 use crate::reviews::{Candidate, Review, ReviewStatus};
+use crate::routing::{Outcome, RouteAnswer};
 use crate::settings::{Settings, SettingsPatch};
 
 /// Largest request body accepted. Review transcripts are the big ones; 4 MiB holds hours of chat.
@@ -55,6 +56,8 @@ pub fn app(engine: Engine, guard: Guard) -> Router {
         .route("/v1/reviews/{id}", axum::routing::delete(drop_review))
         .route("/v1/reviews/{id}/run-now", post(run_review_now))
         .route("/v1/candidates", get(list_candidates))
+        .route("/v1/route", post(route))
+        .route("/v1/outcomes", post(record_outcome))
         .route_layer(middleware::from_fn_with_state(
             guard.clone(),
             guard::require_token,
@@ -220,6 +223,41 @@ async fn list_candidates(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let candidates: Vec<Candidate> = state.engine.candidates(filter.status).await?;
     Ok(Json(json!({ "candidates": candidates })))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouteRequest {
+    query: String,
+    top_k: Option<usize>,
+}
+
+async fn route(
+    State(state): State<ApiState>,
+    ApiJson(request): ApiJson<RouteRequest>,
+) -> Result<Json<RouteAnswer>, ApiError> {
+    Ok(Json(
+        state.engine.route(&request.query, request.top_k).await?,
+    ))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutcomeReport {
+    route_id: String,
+    skill: String,
+    outcome: Outcome,
+}
+
+async fn record_outcome(
+    State(state): State<ApiState>,
+    ApiJson(report): ApiJson<OutcomeReport>,
+) -> Result<StatusCode, ApiError> {
+    state
+        .engine
+        .record_outcome(&report.route_id, &report.skill, report.outcome)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// One SSE message per engine event; the stream ends after `engine_stopping`.
