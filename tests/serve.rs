@@ -21,6 +21,7 @@ fn lull(data_dir: &Path) -> Command {
         .arg("--config")
         .arg(data_dir.join("config.toml"))
         .env("LULL_API_LISTEN", "127.0.0.1:0")
+        .env("LULL_SERVER_STATE_FILE", data_dir.join("no-managed-server.json"))
         .env("RUST_LOG", "warn");
     command
 }
@@ -65,6 +66,10 @@ impl Drop for Daemon {
 
 /// A minimal HTTP/1.1 GET, so this test needs no client crate of its own.
 fn get(url: &str, token: Option<&str>) -> Option<(u16, String)> {
+    send("GET", url, token, None)
+}
+
+fn send(method: &str, url: &str, token: Option<&str>, body: Option<&str>) -> Option<(u16, String)> {
     use std::io::{Read, Write};
     let rest = url.strip_prefix("http://")?;
     let (host, path) = rest.split_at(rest.find('/')?);
@@ -72,9 +77,12 @@ fn get(url: &str, token: Option<&str>) -> Option<(u16, String)> {
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
+    let body = body.unwrap_or("");
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     )
     .ok()?;
     let mut response = String::new();
@@ -199,4 +207,49 @@ fn a_database_from_a_newer_lull_is_refused() {
         stderr.contains("schema version 999") && stderr.contains("newer Lull"),
         "{stderr}"
     );
+}
+
+#[test]
+fn cli_lists_and_drops_reviews() {
+    let (_dir, data) = data_dir();
+    let daemon = start(&data, Duration::from_secs(5));
+    let listed = lull(&data).arg("reviews").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "no reviews\n");
+
+    let review = r#"{"session_key":"s1","messages":[{"role":"user","content":"hi"}]}"#;
+    let (status, body) = send(
+        "POST",
+        &format!("{}/v1/reviews", daemon.base_url),
+        Some(&daemon.token),
+        Some(review),
+    )
+    .unwrap();
+    assert_eq!(status, 202, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        answer["decision"], "deferred",
+        "no managed server: it waits"
+    );
+    let id = answer["review_id"].as_str().unwrap();
+
+    let listed = lull(&data)
+        .args(["reviews", "--status", "queued"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains(id) && text.contains("queued"), "{text}");
+    let dropped = lull(&data).args(["reviews", "drop", id]).output().unwrap();
+    assert!(
+        dropped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dropped.stderr)
+    );
+    let again = lull(&data).args(["reviews", "drop", id]).output().unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not queued"));
+    let shown = lull(&data).args(["reviews", "--json"]).output().unwrap();
+    let reviews: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(reviews["reviews"][0]["status"], "dropped");
+    assert_eq!(reviews["reviews"][0]["last_error"], "dropped by request");
+    terminate(daemon);
 }

@@ -55,6 +55,32 @@ enum Command {
     /// another client, seen only in /slots); {"kind":"review","at":32,"session":"s1","turns":4}
     /// (optional "decode_s"); {"kind":"restart","at":3600}; {"kind":"end","at":28800}.
     Simulate(SimulateArgs),
+    /// List reviews, or act on one: `lull reviews run-now ID`, `lull reviews drop ID`.
+    Reviews {
+        /// Only reviews with this status (queued, running, done, failed, dropped, superseded).
+        #[arg(long)]
+        status: Option<String>,
+        #[command(flatten)]
+        format: OutputFormat,
+        #[command(subcommand)]
+        action: Option<ReviewAction>,
+    },
+    /// List what reviews proposed to learn.
+    Candidates {
+        /// Only candidates with this status (e.g. open).
+        #[arg(long)]
+        status: Option<String>,
+        #[command(flatten)]
+        format: OutputFormat,
+    },
+}
+
+#[derive(Subcommand)]
+enum ReviewAction {
+    /// Run a queued review now, whatever the gate says.
+    RunNow { id: String },
+    /// Drop a queued review.
+    Drop { id: String },
 }
 
 #[derive(Args)]
@@ -92,22 +118,60 @@ struct OutputFormat {
 impl Cli {
     /// Runs the chosen command.
     pub async fn run(self) -> anyhow::Result<()> {
-        if let Command::Simulate(args) = self.command {
-            return simulate(args).await;
-        }
-        let paths = Paths::resolve(self.locations.data_dir, self.locations.config)?;
+        let paths = || {
+            Paths::resolve(
+                self.locations.data_dir.clone(),
+                self.locations.config.clone(),
+            )
+        };
         match self.command {
-            Command::Simulate(_) => unreachable!("handled above"),
-            Command::Serve => serve(paths).await,
+            Command::Simulate(args) => simulate(args).await,
+            Command::Serve => serve(paths()?).await,
+            Command::Reviews {
+                status,
+                format,
+                action,
+            } => {
+                let client = EngineClient::connect(&paths()?)?;
+                match action {
+                    Some(ReviewAction::RunNow { id }) => {
+                        client
+                            .request(Method::POST, &format!("/v1/reviews/{id}/run-now"), None)
+                            .await?;
+                        println!("review {id} is running now");
+                    }
+                    Some(ReviewAction::Drop { id }) => {
+                        client
+                            .request(Method::DELETE, &format!("/v1/reviews/{id}"), None)
+                            .await?;
+                        println!("review {id} dropped");
+                    }
+                    None => {
+                        let reviews = client
+                            .request(Method::GET, &with_status("/v1/reviews", status), None)
+                            .await?;
+                        print_value(&reviews, format.json, render_reviews);
+                    }
+                }
+                Ok(())
+            }
+            Command::Candidates { status, format } => {
+                let client = EngineClient::connect(&paths()?)?;
+                let candidates = client
+                    .request(Method::GET, &with_status("/v1/candidates", status), None)
+                    .await?;
+                print_value(&candidates, format.json, render_candidates);
+                Ok(())
+            }
             Command::Status(format) => {
-                let status = EngineClient::connect(&paths)?
+                let status = EngineClient::connect(&paths()?)?
                     .request(Method::GET, "/v1/status", None)
                     .await?;
                 print_value(&status, format.json, render_status);
                 Ok(())
             }
             Command::Settings { format, action } => {
-                let client = EngineClient::connect(&paths)?;
+                let client = EngineClient::connect(&paths()?)?;
                 let settings = match action {
                     None => client.request(Method::GET, "/v1/settings", None).await?,
                     Some(SettingsAction::Set { assignments }) => {
@@ -230,6 +294,60 @@ fn render_status(status: &Value) -> String {
         "reviews:          {} queued, {} running\ndrafts:           {} waiting for review\njobs:             {} running\n",
         status["queue"]["queued"], status["queue"]["running"], status["drafts"]["review_pending"], status["jobs"]["running"],
     );
+    text
+}
+
+fn with_status(path: &str, status: Option<String>) -> String {
+    match status {
+        Some(status) => format!("{path}?status={status}"),
+        None => path.to_string(),
+    }
+}
+
+fn render_reviews(answer: &Value) -> String {
+    let reviews = answer["reviews"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if reviews.is_empty() {
+        return "no reviews\n".to_string();
+    }
+    let mut text = String::new();
+    for review in reviews {
+        text += &format!(
+            "{}  {:<10} session {}  attempts {}{}\n",
+            review["id"].as_str().unwrap_or("?"),
+            review["status"].as_str().unwrap_or("?"),
+            review["session_key"].as_str().unwrap_or("?"),
+            review["attempts"],
+            review["last_error"]
+                .as_str()
+                .map(|e| format!("  ({e})"))
+                .unwrap_or_default(),
+        );
+    }
+    text
+}
+
+fn render_candidates(answer: &Value) -> String {
+    let candidates = answer["candidates"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if candidates.is_empty() {
+        return "no candidates\n".to_string();
+    }
+    let mut text = String::new();
+    for candidate in candidates {
+        text += &format!(
+            "{:<24} {:<6} priority {:.2} confidence {:.2}  {}\n",
+            candidate["skill"].as_str().unwrap_or("?"),
+            candidate["kind"].as_str().unwrap_or("?"),
+            candidate["priority"].as_f64().unwrap_or(0.0),
+            candidate["confidence"].as_f64().unwrap_or(0.0),
+            candidate["rationale"].as_str().unwrap_or(""),
+        );
+    }
     text
 }
 
