@@ -3,7 +3,8 @@
 # llama-server behind them, on a private Xvfb display (so it neither needs nor touches a real
 # desktop). The story they tell: your agent is answering (one live turn, one busy slot on the
 # managed server), so two reviews wait for a lull; one review your agent asked for explicitly
-# ran at once and failed (the stand-in's reply is not a review); one was dropped.
+# ran at once and failed (the stand-in's reply is not a review); one was dropped. A fourth shot
+# shows the window when the engine cannot start (its API port is taken).
 #
 # Usage: src-tauri/scripts/screenshots.sh [OUT_DIR]   (default docs/screenshots)
 # Builds what it needs first (`cargo build -p lull-desktop -p lull-stand-in`; the UI must be
@@ -68,6 +69,19 @@ shoot reviews
 python3 "$HERE/x11_click.py" "$WINDOW" "$NAV_X" "$NAV_SETTINGS_Y"
 shoot settings
 
+click_menu "Quit"
+wait_until "$WAIT_CHANGE_S" app_gone
+APP_PID=""
+
+# And the window when the engine cannot start: its API port is taken.
+python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(600)' >"$WORK/port" &
+EXTRA_PIDS+=($!)
+wait_until 5 test -s "$WORK/port"
+LULL_API_LISTEN="127.0.0.1:$(cat "$WORK/port")" start_app
+wait_until "$WAIT_WINDOW_S" has_window
+WINDOW=$(main_window)
+wait_until "$WAIT_CHANGE_S" menu_has "Learning engine not running: see why…"
+shoot engine-not-running
 click_menu "Quit"
 wait_until "$WAIT_CHANGE_S" app_gone
 APP_PID=""

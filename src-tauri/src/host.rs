@@ -216,7 +216,7 @@ impl EngineHost {
             running.forwarder.abort();
             running.engine.shutdown().await;
         }
-        self.fail(app, format!("Lull's local API stopped: {message}"));
+        self.fail(app, format!("Lull's local API is not serving: {message}"));
     }
 
     fn fail(&self, app: &AppHandle, message: String) {

@@ -76,16 +76,46 @@ impl TrayLook {
         }
     }
 
-    /// The look for a status: paused, then learning, then drafts waiting, else idle.
-    pub fn for_status(status: &Status) -> TrayLook {
-        if status.paused {
+    /// The look for the engine's state: paused, then learning, then drafts waiting, else idle.
+    pub fn for_facts(facts: &TrayFacts) -> TrayLook {
+        if facts.paused {
             TrayLook::Paused
-        } else if status.queue.running > 0 || status.jobs.running > 0 {
+        } else if facts.running_reviews > 0 || facts.running_jobs > 0 {
             TrayLook::Learning
-        } else if status.drafts.review_pending > 0 {
+        } else if facts.drafts_pending > 0 {
             TrayLook::Attention
         } else {
             TrayLook::Idle
+        }
+    }
+}
+
+/// The part of the engine's [`Status`] the tray shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TrayFacts {
+    /// Learning is paused.
+    pub paused: bool,
+    /// The defer mode in force.
+    pub defer_mode: DeferMode,
+    /// Reviews waiting for a lull.
+    pub queued_reviews: u64,
+    /// Reviews running now.
+    pub running_reviews: u64,
+    /// Training jobs running now.
+    pub running_jobs: u64,
+    /// Drafts waiting for Approve / Reject.
+    pub drafts_pending: u64,
+}
+
+impl From<&Status> for TrayFacts {
+    fn from(status: &Status) -> TrayFacts {
+        TrayFacts {
+            paused: status.paused,
+            defer_mode: status.defer_mode,
+            queued_reviews: status.queue.queued,
+            running_reviews: status.queue.running,
+            running_jobs: status.jobs.running,
+            drafts_pending: status.drafts.review_pending,
         }
     }
 }
@@ -111,19 +141,19 @@ pub struct TrayModel {
 
 impl TrayModel {
     /// The tray for a running engine.
-    pub fn for_status(status: &Status) -> TrayModel {
-        let look = TrayLook::for_status(status);
+    pub fn for_facts(facts: &TrayFacts) -> TrayModel {
+        let look = TrayLook::for_facts(facts);
         TrayModel {
             look,
             tooltip: look.tooltip().to_owned(),
             drafts_label: format!(
                 "{} waiting for review…",
-                plural(status.drafts.review_pending, "draft")
+                plural(facts.drafts_pending, "draft")
             ),
-            queue_label: format!("Queue: {}", plural(status.queue.queued, "deferred review")),
+            queue_label: format!("Queue: {}", plural(facts.queued_reviews, "deferred review")),
             engine_items_enabled: true,
-            defer_checked: status.defer_mode == DeferMode::Auto,
-            pause_checked: status.paused,
+            defer_checked: facts.defer_mode == DeferMode::Auto,
+            pause_checked: facts.paused,
         }
     }
 
@@ -235,7 +265,7 @@ async fn current_model(app: &AppHandle) -> TrayModel {
         return TrayModel::without_engine(&host.state());
     };
     match engine.status().await {
-        Ok(status) => TrayModel::for_status(&status),
+        Ok(status) => TrayModel::for_facts(&TrayFacts::from(&status)),
         Err(error) => {
             tracing::warn!(%error, "cannot read the engine's status for the tray");
             TrayModel::without_engine(&host.state())
@@ -332,9 +362,6 @@ fn plural(n: u64, singular: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lull::engine::{DraftCounts, JobCounts, QueueCounts};
-    use lull::reviews::Activity;
-    use lull::server::{ServerReading, ServerState};
 
     #[test]
     fn every_look_has_a_square_icon_and_a_tooltip() {
@@ -346,47 +373,39 @@ mod tests {
         }
     }
 
-    fn status(queued: u64, running: u64, drafts: u64, paused: bool) -> Status {
-        Status {
-            version: "0.1.0".into(),
-            defer_mode: DeferMode::Auto,
+    fn facts(queued: u64, running: u64, drafts: u64, paused: bool) -> TrayFacts {
+        TrayFacts {
             paused,
-            reviews_enabled: true,
-            server: ServerReading::not_ready(ServerState::Absent, None, "no state file"),
-            learning: Activity {
-                state: "idle",
-                reason: None,
-            },
-            live_turns: 0,
-            queue: QueueCounts { queued, running },
-            drafts: DraftCounts {
-                review_pending: drafts,
-            },
-            jobs: JobCounts::default(),
+            queued_reviews: queued,
+            running_reviews: running,
+            drafts_pending: drafts,
+            ..TrayFacts::default()
         }
     }
 
     #[test]
     fn the_look_puts_pause_before_learning_before_drafts() {
-        let check = |status: Status, look: TrayLook| {
-            assert_eq!(TrayLook::for_status(&status), look, "{status:?}");
+        let check = |facts: TrayFacts, look: TrayLook| {
+            assert_eq!(TrayLook::for_facts(&facts), look, "{facts:?}");
         };
-        check(status(3, 0, 0, false), TrayLook::Idle);
-        check(status(0, 0, 2, false), TrayLook::Attention);
-        check(status(0, 1, 2, false), TrayLook::Learning);
-        check(status(0, 1, 2, true), TrayLook::Paused);
+        check(facts(3, 0, 0, false), TrayLook::Idle);
+        check(facts(0, 0, 2, false), TrayLook::Attention);
+        check(facts(0, 1, 2, false), TrayLook::Learning);
+        check(facts(0, 1, 2, true), TrayLook::Paused);
     }
 
     #[test]
     fn labels_count_drafts_and_deferred_reviews() {
-        let model = TrayModel::for_status(&status(1, 1, 0, true));
+        let model = TrayModel::for_facts(&facts(1, 1, 0, true));
         assert_eq!(model.drafts_label, "0 drafts waiting for review…");
         assert_eq!(model.queue_label, "Queue: 1 deferred review");
         assert!(model.defer_checked && model.pause_checked && model.engine_items_enabled);
 
-        let mut never = status(2, 0, 1, false);
-        never.defer_mode = DeferMode::Never;
-        let model = TrayModel::for_status(&never);
+        let never = TrayFacts {
+            defer_mode: DeferMode::Never,
+            ..facts(2, 0, 1, false)
+        };
+        let model = TrayModel::for_facts(&never);
         assert_eq!(model.drafts_label, "1 draft waiting for review…");
         assert_eq!(model.queue_label, "Queue: 2 deferred reviews");
         assert!(!model.defer_checked && !model.pause_checked);
