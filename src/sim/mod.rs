@@ -160,7 +160,7 @@ enum Policy {
 
 fn on_virtual_clock(trace: &Trace, policy: Policy) -> Result<PolicyMetrics, SimError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .start_paused(true)
         .build()?;
     runtime.block_on(async {

@@ -23,7 +23,7 @@ use crate::server::{
     ModelReading, ModelStatus, ReadingFuture, ServerMode, ServerProbe, ServerReading, ServerState,
 };
 
-/// The simulated server's `base_url`, as its state file would give it.
+/// The URL the `immediate` and `hermes` policies send reviews to (the simulated LLM ignores it).
 pub const SIM_BASE_URL: &str = "http://127.0.0.1:8080/v1";
 /// Its one model.
 pub const SIM_MODEL: &str = "sim-model";
@@ -204,7 +204,10 @@ impl SimServer {
         let busy_slots = state.live_turns + state.learning.len();
         ServerReading {
             state: ServerState::Ready,
-            base_url: Some(SIM_BASE_URL.to_string()),
+            // No `base_url`: the engine's routing service would take one as an invitation to
+            // ask the real network for embeddings when it opens. The simulated reviews name no
+            // runtime, so nothing else needs it (the simulated LLM ignores the URL it is sent).
+            base_url: None,
             models: vec![ModelReading {
                 id: SIM_MODEL.to_string(),
                 status: ModelStatus::Loaded,

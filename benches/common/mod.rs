@@ -1,0 +1,163 @@
+//! What the benchmarks share: merging one key into `bench/results/latest.json` (other keys,
+//! such as `"routing"` of `benches/routing.rs`, are left alone) and rendering the whole file as
+//! the Markdown tables of `bench/results/latest.md`, one reproducing command per row.
+
+#![allow(dead_code)] // each benchmark uses part of this
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// `bench/results/latest.json`.
+pub fn results_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results/latest.json")
+}
+
+/// Sets `results[key] = value`, keeps every other key, and rewrites `latest.md`.
+pub fn merge_into_results(key: &str, value: Value) {
+    let path = results_path();
+    let mut results = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} is not a JSON object; fix or delete it and rerun",
+                    path.display()
+                )
+            }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(error) => panic!("cannot read {}: {error}", path.display()),
+    };
+    results[key] = value;
+    std::fs::create_dir_all(path.parent().expect("results path has a folder"))
+        .expect("create bench/results");
+    write_atomically(
+        &path,
+        &(serde_json::to_string_pretty(&results).expect("results serialise") + "\n"),
+    );
+    write_atomically(&path.with_extension("md"), &render_markdown(&results));
+    println!("wrote \"{key}\" into {}", path.display());
+}
+
+fn write_atomically(path: &Path, text: &str) {
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&temporary, text).expect("write results");
+    std::fs::rename(&temporary, path).expect("replace results");
+}
+
+/// Two significant decimals at most, no trailing noise.
+fn num(value: &Value) -> String {
+    match value.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
+        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.2}"),
+        None => "–".into(),
+    }
+}
+
+/// The Markdown of `latest.md`: every section present in `results`.
+pub fn render_markdown(results: &Value) -> String {
+    let mut md = String::from(
+        "# Benchmark results\n\n\
+         Written by `make bench` from `bench/results/latest.json`; every row names the command \
+         that reproduces it. Machine: whatever ran it last (see the commit).\n",
+    );
+    if let Some(sim) = results.get("simulation").filter(|v| v.is_object()) {
+        let trace = &sim["trace"];
+        md += &format!(
+            "\n## Scheduling simulation\n\n\
+             Generated day: seed {}, {} h ({} reported turns, {} turns of other clients, {} reviews, \
+             {} restarts). Production gate and queue on a virtual clock; see `src/sim/`.\n\n\
+             | policy | contention_s | lost | delay_p50_s | delay_p95_s | wasted_s | server_requests | command |\n\
+             |---|---:|---:|---:|---:|---:|---:|---|\n",
+            trace["seed"], trace["hours"], trace["reported_turns"], trace["foreign_turns"],
+            trace["reviews"], trace["restarts"],
+        );
+        let command = format!(
+            "`lull simulate --seed {} --hours {}`",
+            trace["seed"], trace["hours"]
+        );
+        for policy in ["immediate", "hermes", "lull"] {
+            let m = &sim["policies"][policy];
+            md += &format!(
+                "| {policy} | {} | {} | {} | {} | {} | {} | {command} |\n",
+                num(&m["contention_s"]),
+                num(&m["lost"]),
+                num(&m["delay_p50_s"]),
+                num(&m["delay_p95_s"]),
+                num(&m["wasted_s"]),
+                num(&m["server_requests"]),
+            );
+        }
+    }
+    let ingest = results.get("ingest").filter(|v| v.is_object());
+    let idle = results.get("idle").filter(|v| v.is_object());
+    if ingest.is_some() || idle.is_some() {
+        md += "\n## Ingest and idle footprint\n\n\
+               | figure | value | target | command |\n|---|---:|---|---|\n";
+    }
+    if let Some(ingest) = ingest {
+        let command = "`cargo bench --bench ingest`";
+        for (name, key, target) in [
+            (
+                "ingest throughput (reviews/s, 20 KiB transcripts)",
+                "throughput_rps",
+                "≥ 2000",
+            ),
+            ("ingest latency p50 (ms), sustained", "p50_ms", ""),
+            ("ingest latency p99 (ms), sustained", "p99_ms", ""),
+            (
+                "ingest latency p99 (ms) at 200 requests/s",
+                "p99_ms_at_200rps",
+                "≤ 5",
+            ),
+        ] {
+            md += &format!(
+                "| {name} | {} | {target} | {command} |\n",
+                num(&ingest[key])
+            );
+        }
+    }
+    if let Some(idle) = idle {
+        let command = "`cargo bench --bench idle`";
+        for (name, key, target) in [
+            (
+                "`lull serve` CPU, empty queue (ms/min)",
+                "cpu_ms_per_min_empty",
+                "< 10",
+            ),
+            (
+                "`lull serve` CPU, a review waiting on a busy server (ms/min)",
+                "cpu_ms_per_min_waiting",
+                "",
+            ),
+            ("`lull serve` resident memory (MB)", "rss_mb", ""),
+        ] {
+            md += &format!("| {name} | {} | {target} | {command} |\n", num(&idle[key]));
+        }
+    }
+    if let Some(routing) = results.get("routing").filter(|v| v.is_object()) {
+        let command = "`cargo bench --bench routing`";
+        md += "\n## Routing head\n\n| figure | value | command |\n|---|---:|---|\n";
+        if let Some(bandit) = routing.get("bandit").filter(|v| v.is_object()) {
+            for (name, key) in [
+                ("bandit success, cosine only", "cosine"),
+                ("bandit success, routing head", "head"),
+                ("bandit success, oracle", "oracle"),
+            ] {
+                md += &format!("| {name} | {} | {command} |\n", num(&bandit[key]));
+            }
+        }
+        for row in routing["latency"].as_array().into_iter().flatten() {
+            md += &format!(
+                "| rank {} skills, dim {}: head µs (scalar reference µs) | {} ({}) | {command} |\n",
+                row["skills"],
+                row["dim"],
+                num(&row["head_us"]),
+                num(&row["scalar_us"]),
+            );
+        }
+    }
+    md
+}
