@@ -277,3 +277,18 @@ fn the_json_object_has_the_contract_names() {
         );
     }
 }
+
+#[test]
+fn the_example_trace_replays() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/traces/example.jsonl");
+    let simulation = run(&Trace::from_file(std::path::Path::new(path)).unwrap()).unwrap();
+    assert_eq!(
+        (simulation.trace.reviews, simulation.trace.restarts),
+        (3, 1)
+    );
+    assert_eq!(simulation.policies.lull.lost, 0);
+    assert_eq!(
+        simulation.policies.hermes.lost, 1,
+        "the review queued 16 s before the restart"
+    );
+}

@@ -63,10 +63,10 @@ pub enum SimError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     /// The production engine failed to open or to take a submission.
-    #[error("the engine failed during the simulation: {0}")]
+    #[error("the engine failed during the simulation")]
     Engine(#[from] crate::EngineError),
     /// The virtual-clock runtime could not be built.
-    #[error("cannot start the simulation's runtime: {0}")]
+    #[error("cannot start the simulation's runtime")]
     Runtime(#[from] std::io::Error),
 }
 

@@ -141,7 +141,7 @@ pub struct Trace {
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file cannot be read.
-    #[error("cannot read trace {path}: {source}")]
+    #[error("cannot read trace {path}")]
     Read {
         /// The file.
         path: String,
