@@ -24,8 +24,8 @@ pub mod reviews;
 pub mod routing;
 pub mod server;
 pub mod settings;
-pub mod skills;
 pub mod sim;
+pub mod skills;
 pub mod store;
 
 pub use config::{Config, Paths};
