@@ -17,6 +17,7 @@ pub mod api;
 pub mod config;
 pub mod engine;
 pub mod events;
+pub mod fswatch;
 pub mod gate;
 pub mod llm;
 pub mod logging;

@@ -1,8 +1,8 @@
 //! Watching the state file's folder (never the file: it comes and goes, and may be replaced by
 //! rename), including a folder that does not exist yet or is deleted and recreated.
 //!
-//! The watcher watches the folder when it exists, and the nearest existing ancestor of the
-//! folder, so the folder's creation, deletion and renaming are seen too. After every batch of
+//! The watcher watches the folder when it exists (its deletion or renaming is an event on the
+//! folder itself), and otherwise the nearest existing ancestor, to see the folder created. After every batch of
 //! events it re-arms (the watched set follows what exists now) and signals a change; the
 //! receiver re-reads the file, which is cheap, so unrelated events in the ancestor are harmless.
 
@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use notify::RecursiveMode;
-use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 use tokio::sync::mpsc::UnboundedSender;
+
+use crate::fswatch::QuietWatcher;
 
 use super::ServerError;
 
@@ -20,7 +21,7 @@ use super::ServerError;
 pub const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
 pub(crate) struct FolderWatcher {
-    debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+    debouncer: QuietWatcher,
     folder: PathBuf,
     watched: Vec<PathBuf>,
 }
@@ -33,7 +34,7 @@ impl FolderWatcher {
         changes: UnboundedSender<()>,
     ) -> Result<FolderWatcher, ServerError> {
         let folder = absolute_folder(state_file);
-        let debouncer = new_debouncer(debounce, None, move |_events: DebounceEventResult| {
+        let debouncer = QuietWatcher::new(debounce, "lull-server-watch", move |_batch| {
             // Errors too: a dropped watch (folder deleted) is a reason to re-arm.
             let _ = changes.send(());
         })
@@ -52,13 +53,16 @@ impl FolderWatcher {
 
     /// Makes the watched set match what exists now. Fails only if nothing at all can be watched.
     pub(crate) fn rearm(&mut self) -> Result<(), ServerError> {
-        let mut wanted = Vec::new();
-        if self.folder.is_dir() {
-            wanted.push(self.folder.clone());
-        }
-        if let Some(ancestor) = nearest_existing_ancestor(&self.folder) {
-            wanted.push(ancestor);
-        }
+        // The folder alone when it exists (its own deletion is an event on it), so a busy parent
+        // such as the home directory costs no wake-ups; else the nearest existing ancestor, to
+        // see the folder appear.
+        let wanted: Vec<PathBuf> = if self.folder.is_dir() {
+            vec![self.folder.clone()]
+        } else {
+            nearest_existing_ancestor(&self.folder)
+                .into_iter()
+                .collect()
+        };
         for path in std::mem::take(&mut self.watched) {
             // Always drop and re-add: a folder deleted and recreated between two batches has
             // the same path but a new inode, and the old watch is dead.

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::fswatch::{EventBatch, QuietWatcher};
 use notify::RecursiveMode;
-use notify_debouncer_full::{new_debouncer, DebounceEventResult, Debouncer, RecommendedCache};
 use tokio::sync::watch;
 
 use super::scan::{scan_skills_dir, SkillSet};
@@ -75,21 +75,20 @@ impl SkillsIndex {
         let (signals, received) = mpsc::channel();
         let callback_signals = signals.clone();
         let watched_root = resolved.clone();
-        let debouncer = new_debouncer(
+        let debouncer = QuietWatcher::new(
             SKILLS_WATCH_DEBOUNCE,
-            None,
-            move |result: DebounceEventResult| {
-                let signal = match result {
-                    Ok(events) => {
-                        let paths = || events.iter().flat_map(|event| event.paths.iter());
-                        if !paths().any(|path| path.starts_with(&watched_root)) {
-                            return;
-                        }
-                        Signal::Changed {
-                            rearm: paths().any(|path| path == &watched_root),
-                        }
+            "lull-skills-watch",
+            move |batch: EventBatch| {
+                let signal = if batch.iter().any(Result::is_err) {
+                    Signal::Changed { rearm: true }
+                } else {
+                    let paths = || batch.iter().flatten().flat_map(|event| event.paths.iter());
+                    if !paths().any(|path| path.starts_with(&watched_root)) {
+                        return;
                     }
-                    Err(_) => Signal::Changed { rearm: true },
+                    Signal::Changed {
+                        rearm: paths().any(|path| path == &watched_root),
+                    }
                 };
                 let _ = callback_signals.send(signal);
             },
@@ -194,7 +193,7 @@ impl IndexShared {
 /// The debouncer and what it watches now: the directory (recursively) when it exists, else its
 /// nearest existing ancestor, to see it come back.
 struct Watcher {
-    debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+    debouncer: QuietWatcher,
     root: PathBuf,
     watched: Option<PathBuf>,
 }
