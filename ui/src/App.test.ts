@@ -58,3 +58,14 @@ describe("App", () => {
     expect(backend.updateSettings).toHaveBeenCalledWith({ paused: true });
   });
 });
+
+describe("App, changes with no engine event", () => {
+  it("re-reads the engine when the person opens a view", async () => {
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await waitFor(() => expect(backend.engineStatus).toHaveBeenCalled());
+    const reads = vi.mocked(backend.engineStatus).mock.calls.length;
+    await fireEvent.click(screen.getByRole("button", { name: "Routing" }));
+    expect(vi.mocked(backend.engineStatus).mock.calls.length).toBeGreaterThan(reads);
+  });
+});

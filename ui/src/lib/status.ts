@@ -1,6 +1,8 @@
 // The engine's status (`GET /v1/status`, DESIGN §4, plus the engine's extras) and the sentences
 // the Overview shows for it. Everything here is pure: no I/O, no Svelte.
 
+import type { RoutingStatus } from "./routing";
+
 /** The managed llama-server's state (DESIGN §3). */
 export type ServerState = "absent" | "invalid" | "stale" | "starting" | "ready" | "unreachable";
 
@@ -52,6 +54,7 @@ export interface Status {
   reviews_enabled?: boolean;
   learning?: Learning;
   live_turns?: number;
+  routing?: RoutingStatus;
 }
 
 /** "1 review", "2 reviews". */

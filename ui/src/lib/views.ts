@@ -25,12 +25,7 @@ export const VIEWS = [
     blurb: "Training runs: progress, rounds, metrics; cancel, resume, promote.",
     notYet: "Nothing here yet. This version of the engine runs no training jobs.",
   },
-  {
-    id: "routing",
-    title: "Routing",
-    blurb: "The routing head: status, update count, recent rewards.",
-    notYet: "Nothing here yet. This version of the engine does not report on its routing head.",
-  },
+  { id: "routing", title: "Routing", blurb: "How Lull ranks skills for your agent, and what it learned from the outcomes." },
   { id: "settings", title: "Settings", blurb: "When learning runs: deferral, pause, reviews." },
 ] as const satisfies readonly View[];
 
