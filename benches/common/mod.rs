@@ -46,22 +46,56 @@ fn write_atomically(path: &Path, text: &str) {
     std::fs::rename(&temporary, path).expect("replace results");
 }
 
-/// Two significant decimals at most, no trailing noise.
+/// Whole numbers as such, one decimal from 1 up, two below.
 fn num(value: &Value) -> String {
     match value.as_f64() {
         Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
-        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
+        Some(x) if x.abs() >= 1.0 => format!("{x:.1}"),
         Some(x) => format!("{x:.2}"),
         None => "–".into(),
     }
 }
 
+/// The issue's claims, checked on the simulation's figures (as `Simulation::targets` does).
+fn simulation_targets(policies: &Value) -> String {
+    let f = |policy: &str, key: &str| policies[policy][key].as_f64().unwrap_or(f64::NAN);
+    let claims = [
+        (
+            "lull contention ≤ 1 % of immediate's",
+            f("lull", "contention_s") <= 0.01 * f("immediate", "contention_s"),
+        ),
+        (
+            "lull loses 0 reviews where hermes loses some",
+            f("lull", "lost") == 0.0 && f("hermes", "lost") > 0.0,
+        ),
+        (
+            "lull p50 delay ≤ hermes's",
+            f("lull", "delay_p50_s") <= f("hermes", "delay_p50_s"),
+        ),
+        (
+            "lull wasted decode ≤ hermes's",
+            f("lull", "wasted_s") <= f("hermes", "wasted_s"),
+        ),
+        (
+            "lull server requests < hermes's",
+            f("lull", "server_requests") < f("hermes", "server_requests"),
+        ),
+    ];
+    let mut text = String::from("\nTargets on this day:\n\n");
+    for (claim, holds) in claims {
+        text += &format!("- {} {claim}\n", if holds { "✅" } else { "❌ missed:" });
+    }
+    text
+}
+
 /// The Markdown of `latest.md`: every section present in `results`.
 pub fn render_markdown(results: &Value) -> String {
-    let mut md = String::from(
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let mut md = format!(
         "# Benchmark results\n\n\
          Written by `make bench` from `bench/results/latest.json`; every row names the command \
-         that reproduces it. Machine: whatever ran it last (see the commit).\n",
+         that reproduces it. Last written on a machine with {cores} cores; wall-clock figures \
+         (ingest, idle) move with whatever else that machine was doing.\n",
     );
     if let Some(sim) = results.get("simulation").filter(|v| v.is_object()) {
         let trace = &sim["trace"];
@@ -90,6 +124,7 @@ pub fn render_markdown(results: &Value) -> String {
                 num(&m["server_requests"]),
             );
         }
+        md += &simulation_targets(&sim["policies"]);
     }
     let ingest = results.get("ingest").filter(|v| v.is_object());
     let idle = results.get("idle").filter(|v| v.is_object());
@@ -130,6 +165,16 @@ pub fn render_markdown(results: &Value) -> String {
             (
                 "`lull serve` CPU, a review waiting on a busy server (ms/min)",
                 "cpu_ms_per_min_waiting",
+                "",
+            ),
+            (
+                "`lull serve` wake-ups, empty queue (per min)",
+                "wakeups_per_min_empty",
+                "",
+            ),
+            (
+                "`lull serve` wake-ups, a review waiting (per min)",
+                "wakeups_per_min_waiting",
                 "",
             ),
             ("`lull serve` resident memory (MB)", "rss_mb", ""),
