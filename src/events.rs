@@ -8,7 +8,7 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::reviews::Decision;
+use crate::reviews::{Activity, Decision};
 use crate::server::ServerReading;
 use crate::settings::Settings;
 
@@ -37,6 +37,11 @@ pub enum EngineEvent {
     ServerChanged {
         /// The new reading.
         server: ServerReading,
+    },
+    /// What learning is doing changed (idle, paused, waiting and why, running).
+    LearningActivity {
+        /// The new activity.
+        activity: Activity,
     },
     /// An agent reported a live turn.
     TurnStarted {

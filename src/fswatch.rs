@@ -51,7 +51,7 @@ impl QuietWatcher {
                     on_batch(batch);
                 }
             })
-            .map_err(|err| notify::Error::io(err))?;
+            .map_err(notify::Error::io)?;
         Ok(QuietWatcher { watcher })
     }
 

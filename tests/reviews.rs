@@ -248,6 +248,12 @@ async fn a_review_waits_while_a_turn_is_live_and_runs_after_the_settle_window() 
     let status = sim.engine.status().await.unwrap();
     assert_eq!(status.learning.state, "waiting");
     assert!(status.learning.reason.unwrap().contains("live turn"));
+    let event = sim
+        .event(Duration::ZERO, |e| matches!(e, EngineEvent::LearningActivity { activity } if activity.state == "waiting"))
+        .await;
+    assert!(
+        matches!(event, EngineEvent::LearningActivity { activity } if activity.reason.as_deref().is_some_and(|r| r.contains("live turn")))
+    );
 
     sim.engine.finish_turn(&lease).unwrap();
     let finished = Instant::now();

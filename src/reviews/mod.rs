@@ -430,13 +430,16 @@ impl ReviewWorker {
 
     fn set_activity(&self, state: &'static str, reason: Option<String>) {
         let activity = Activity { state, reason };
-        self.activity.send_if_modified(|current| {
+        let changed = self.activity.send_if_modified(|current| {
             if *current == activity {
                 return false;
             }
             *current = activity.clone();
             true
         });
+        if changed {
+            self.events.emit(EngineEvent::LearningActivity { activity });
+        }
     }
 }
 
