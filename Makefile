@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop lint
+.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop lint screenshots
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -43,6 +43,10 @@ test-python:
 test-desktop: ui
 	$(CARGO) build -p lull-desktop
 	src-tauri/scripts/smoke.sh
+
+## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.
+screenshots: ui
+	src-tauri/scripts/screenshots.sh docs/screenshots
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps
