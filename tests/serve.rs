@@ -21,7 +21,10 @@ fn lull(data_dir: &Path) -> Command {
         .arg("--config")
         .arg(data_dir.join("config.toml"))
         .env("LULL_API_LISTEN", "127.0.0.1:0")
-        .env("LULL_SERVER_STATE_FILE", data_dir.join("no-managed-server.json"))
+        .env(
+            "LULL_SERVER_STATE_FILE",
+            data_dir.join("no-managed-server.json"),
+        )
         .env("RUST_LOG", "warn");
     command
 }

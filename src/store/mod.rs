@@ -47,6 +47,12 @@ pub enum StoreError {
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
+/// Writer jobs between two WAL checkpoints; a job writes a few pages, so the WAL stays at a few
+/// megabytes, like SQLite's own default of 1,000 pages.
+const JOBS_PER_CHECKPOINT: u32 = 256;
+/// Under load with no idle moment, checkpoint anyway after this many jobs.
+const JOBS_PER_FORCED_CHECKPOINT: u32 = 4 * JOBS_PER_CHECKPOINT;
+
 /// A handle on the database; cheap to clone, all clones share one connection.
 #[derive(Clone)]
 pub struct Store {
@@ -71,6 +77,9 @@ impl Store {
              PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
         )?;
         migrations::apply(&mut connection, path)?;
+        // The writer checkpoints (which fsyncs) when its queue is empty, not inside a commit
+        // that a request is waiting for.
+        connection.pragma_update(None, "wal_autocheckpoint", 0)?;
         Ok(Store::spawn_writer(connection))
     }
 
@@ -91,8 +100,19 @@ impl Store {
             .name("lull-store".into())
             .spawn(move || {
                 // Blocks without spinning while idle; ends when every sender is gone or on close.
+                let mut jobs_since_checkpoint = 0;
                 while let Some(job) = receiver.blocking_recv() {
                     job(&mut connection);
+                    jobs_since_checkpoint += 1;
+                    let idle = receiver.is_empty();
+                    if (idle && jobs_since_checkpoint >= JOBS_PER_CHECKPOINT)
+                        || jobs_since_checkpoint >= JOBS_PER_FORCED_CHECKPOINT
+                    {
+                        jobs_since_checkpoint = 0;
+                        if let Err(err) = connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                            tracing::warn!(error = %err, "WAL checkpoint failed; the next one will retry");
+                        }
+                    }
                 }
             })
             .expect("spawning the database thread");
@@ -140,4 +160,38 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The writer turned SQLite's own checkpoints off; its own must keep the WAL from growing
+    /// without bound, even under load with no idle moment.
+    #[tokio::test]
+    async fn the_wal_stays_bounded_without_autocheckpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lull.db");
+        let store = Store::open(&path).unwrap();
+        let payload = "x".repeat(400);
+        for i in 0..(JOBS_PER_CHECKPOINT * 8) {
+            let value = payload.clone();
+            store
+                .call(move |c| {
+                    c.execute(
+                        "INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES (?1, ?2, 0)",
+                        rusqlite::params![format!("k{}", i % 64), value],
+                    )?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+        }
+        store.flush().await;
+        let wal = std::fs::metadata(dir.path().join("lull.db-wal"))
+            .unwrap()
+            .len();
+        // Eight checkpoint periods of ~8 KiB per job would be ~16 MiB without checkpoints.
+        assert!(wal < 6 * 1024 * 1024, "WAL grew to {wal} bytes");
+    }
 }
