@@ -118,8 +118,28 @@ struct Lease {
 #[derive(Default)]
 struct Turns {
     leases: HashMap<String, Lease>,
-    /// When the last turn started, finished or lapsed; the settle window counts from here.
+    /// When the last turn started, finished or lapsed, or another client was seen busy; the
+    /// settle window counts from here.
     last_activity: Option<Instant>,
+    /// What `last_activity` was, for the person: "the last turn" or another client.
+    last_activity_cause: ActivityCause,
+}
+
+/// Who was last seen using the GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum ActivityCause {
+    /// A turn the agent reported.
+    #[default]
+    ReportedTurn,
+    /// A busy slot nobody reported: another client of the server.
+    BusySlot,
+}
+
+impl Turns {
+    fn record(&mut self, at: Instant, cause: ActivityCause) {
+        self.last_activity = Some(at);
+        self.last_activity_cause = cause;
+    }
 }
 
 impl Turns {
@@ -135,8 +155,10 @@ impl Turns {
             return;
         }
         self.leases.retain(|_, lease| lease.expires > now);
-        let latest = lapsed.into_iter().max();
-        self.last_activity = self.last_activity.max(latest);
+        let latest = lapsed.into_iter().max().expect("at least one lapsed lease");
+        if self.last_activity.is_none_or(|at| at < latest) {
+            self.record(latest, ActivityCause::ReportedTurn);
+        }
         tracing::info!("a turn lease lapsed without a finish; counting it as finished");
     }
 }
@@ -191,7 +213,7 @@ impl IdleGate {
                     expires: now + self.timing.turn_lease,
                 },
             );
-            turns.last_activity = Some(now);
+            turns.record(now, ActivityCause::ReportedTurn);
         }
         self.turn_starts.send_modify(|n| *n += 1);
         self.notify_change();
@@ -206,12 +228,18 @@ impl IdleGate {
             turns.prune(now);
             let known = turns.leases.remove(lease_id).is_some();
             if known {
-                turns.last_activity = Some(now);
+                turns.record(now, ActivityCause::ReportedTurn);
             }
             known
         };
         self.notify_change();
         known
+    }
+
+    /// Records that another client was seen using the server now: the settle window restarts.
+    fn busy_slot_seen(&self) {
+        let mut turns = self.turns.lock().expect("turns lock");
+        turns.record(Instant::now(), ActivityCause::BusySlot);
     }
 
     /// Number of live (unlapsed) turns.
@@ -240,7 +268,7 @@ impl IdleGate {
         let aged = age >= self.timing.max_age;
         let age_deadline = (!aged).then(|| now + (self.timing.max_age - age));
 
-        let (live, settle_deadline, next_lapse) = {
+        let (live, settle_deadline, next_lapse, cause) = {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
             let settle = turns
@@ -251,6 +279,7 @@ impl IdleGate {
                 turns.leases.len(),
                 settle,
                 turns.leases.values().map(|lease| lease.expires).min(),
+                turns.last_activity_cause,
             )
         };
         if !aged && live > 0 {
@@ -260,8 +289,12 @@ impl IdleGate {
             );
         }
         if !aged && settle_deadline.is_some() {
+            let after = match cause {
+                ActivityCause::ReportedTurn => "the last turn",
+                ActivityCause::BusySlot => "the server was last seen busy (another client)",
+            };
             return wait(
-                "waiting: the settle window after the last turn".into(),
+                format!("waiting: the settle window after {after}"),
                 earliest(&[age_deadline, settle_deadline]),
             );
         }
@@ -323,6 +356,9 @@ impl IdleGate {
             );
         }
         if !reading.idle {
+            // A busy slot is a live turn of another client (DESIGN §2.1): the settle window
+            // counts from the last time it was seen busy, as it does for reported turns.
+            self.busy_slot_seen();
             return wait(
                 format!(
                     "waiting: {} slot(s) busy on the managed server",
@@ -381,6 +417,7 @@ impl Permit {
                 _ = ticker.tick() => {
                     let reading = self.gate.server.read().await;
                     if foreign_busy_slots(&reading, &self.model) > 0 {
+                        self.gate.busy_slot_seen();
                         return Preemption::ForeignSlotBusy;
                     }
                 }

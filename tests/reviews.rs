@@ -276,7 +276,7 @@ async fn a_review_waits_while_a_turn_is_live_and_runs_after_the_settle_window() 
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_busy_slot_holds_dispatch_until_it_frees() {
+async fn a_busy_slot_holds_dispatch_until_it_frees_and_settles() {
     let mut sim = sim_with(
         Config::default(),
         reading(&[("m", ModelStatus::Loaded, 1)]),
@@ -301,11 +301,39 @@ async fn a_busy_slot_holds_dispatch_until_it_frees() {
 
     sim.probe.set(idle_server());
     let freed = Instant::now();
-    sim.event(Duration::from_secs(30), completed).await;
-    let started = sim.llm.calls()[0].started;
+    sim.event(Duration::from_secs(60), completed).await;
+    let waited = sim.llm.calls()[0].started - freed;
     assert!(
-        started - freed <= lull::gate::SERVER_RECHECK,
-        "noticed within one recheck"
+        waited <= Duration::from_secs(15) + lull::gate::SERVER_RECHECK,
+        "started {waited:?} after the slot freed"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_clients_busy_slot_starts_the_settle_window_like_a_turn() {
+    let mut sim = sim_with(
+        Config::default(),
+        reading(&[("m", ModelStatus::Loaded, 1)]),
+        Duration::from_secs(5),
+    )
+    .await;
+    let seen_busy = Instant::now();
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(1)).await;
+    sim.probe.set(idle_server());
+    sim.advance(Duration::from_secs(13)).await;
+    assert!(
+        sim.llm.calls().is_empty(),
+        "the settle window runs from the busy sighting"
+    );
+    let reason = sim.engine.status().await.unwrap().learning.reason.unwrap();
+    assert!(reason.contains("another client"), "{reason}");
+    sim.event(Duration::from_secs(30), completed).await;
+    let waited = sim.llm.calls()[0].started - seen_busy;
+    assert!(
+        waited >= Duration::from_secs(15)
+            && waited <= Duration::from_secs(15) + lull::gate::SERVER_RECHECK,
+        "{waited:?}"
     );
 }
 
