@@ -10,8 +10,9 @@
 //! Prints Markdown tables and merges `{"latency": […], "bandit": {…}}` into
 //! `bench/results/latest.json` under `"routing"`, leaving the file's other keys alone.
 
+mod common;
+
 use std::hint::black_box;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use lull::routing::reference::{rank_scalar, ReferenceSkill};
@@ -50,9 +51,7 @@ fn main() {
     let latency = measure_latency();
     let bandit = run_bandit();
     print_tables(&latency, &bandit);
-    let results_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results/latest.json");
-    merge_into_results(&results_path, routing_results(&latency, &bandit));
-    println!("\nwrote \"routing\" into {}", results_path.display());
+    common::merge_into_results("routing", routing_results(&latency, &bandit));
 }
 
 /// One cell of the latency grid.
@@ -407,32 +406,6 @@ fn routing_results(latency: &[LatencyRow], bandit: &BanditResult) -> Value {
             "oracle": round(bandit.oracle, 4),
         },
     })
-}
-
-/// Sets `"routing"` in the results file, keeping every other key; writes a temporary file and
-/// renames it so a reader never sees half a file. A file that is there but unreadable stops the
-/// benchmark rather than being replaced, since it holds other tools' figures.
-fn merge_into_results(path: &Path, routing: Value) {
-    let mut results = match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
-            .ok()
-            .filter(Value::is_object)
-            .unwrap_or_else(|| {
-                panic!(
-                    "{} is not a JSON object; fix or delete it and rerun",
-                    path.display()
-                )
-            }),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(error) => panic!("cannot read {}: {error}", path.display()),
-    };
-    results["routing"] = routing;
-    std::fs::create_dir_all(path.parent().expect("results path has a folder"))
-        .expect("create bench/results");
-    let temporary = path.with_extension("routing.tmp");
-    let text = serde_json::to_string_pretty(&results).expect("results serialise");
-    std::fs::write(&temporary, text + "\n").expect("write results");
-    std::fs::rename(&temporary, path).expect("replace results");
 }
 
 fn random_gaussian(rng: &mut StdRng, dim: usize) -> Vec<f32> {
