@@ -393,20 +393,26 @@ impl Engine {
         Ok(())
     }
 
-    async fn require_queued(&self, id: &str) -> Result<(), EngineError> {
+    /// One review by id (its transcript included).
+    pub async fn review(&self, id: &str) -> Result<Review, EngineError> {
         let id_owned = id.to_string();
         let review = self
             .inner
             .store
             .call(move |c| queue::get(c, &id_owned))
             .await?;
-        match review {
-            None => Err(EngineError::NotFound(format!("no review with id {id}"))),
-            Some(review) if review.status != ReviewStatus::Queued => Err(EngineError::Conflict(
-                format!("review {id} is {}, not queued", review.status.as_str()),
-            )),
-            Some(_) => Ok(()),
+        review.ok_or_else(|| EngineError::NotFound(format!("no review with id {id}")))
+    }
+
+    async fn require_queued(&self, id: &str) -> Result<(), EngineError> {
+        let review = self.review(id).await?;
+        if review.status != ReviewStatus::Queued {
+            return Err(EngineError::Conflict(format!(
+                "review {id} is {}, not queued",
+                review.status.as_str()
+            )));
         }
+        Ok(())
     }
 
     /// Candidates, newest first.

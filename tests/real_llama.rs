@@ -226,13 +226,7 @@ async fn a_review_runs_is_preempted_and_ends_cleanly_on_the_real_server() {
         freed_after <= Duration::from_secs(1),
         "preemption freed the slot after {freed_after:?}"
     );
-    let review = engine
-        .reviews(None)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|r| r.id == id)
-        .unwrap();
+    let review = engine.review(&id).await.unwrap();
     assert_eq!(
         (review.status, review.attempts),
         (ReviewStatus::Queued, 1),
@@ -253,13 +247,7 @@ async fn a_review_runs_is_preempted_and_ends_cleanly_on_the_real_server() {
     })
     .await;
     assert!(terminal.is_ok(), "the review reached no terminal state");
-    let review = engine
-        .reviews(None)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|r| r.id == id)
-        .unwrap();
+    let review = engine.review(&id).await.unwrap();
     // A random-weight model's answer is gibberish: either the schema-constrained JSON happens to
     // validate, or (usually) the review fails after its retries with the reason recorded.
     match review.status {

@@ -191,11 +191,7 @@ impl Sim {
     }
 
     async fn status_of(&self, id: &str) -> queue::Review {
-        let reviews = self.engine.reviews(None).await.unwrap();
-        reviews
-            .into_iter()
-            .find(|r| r.id == id)
-            .expect("review exists")
+        self.engine.review(id).await.expect("review exists")
     }
 
     /// Advances virtual time in small steps so every woken task runs in between.

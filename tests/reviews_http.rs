@@ -128,13 +128,7 @@ async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_la
     })
     .await;
 
-    let review = engine
-        .reviews(None)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|r| r.id == id)
-        .unwrap();
+    let review = engine.review(&id).await.unwrap();
     assert_eq!((review.status, review.attempts), (ReviewStatus::Queued, 1));
 
     server.set_pace(Duration::from_millis(1));
@@ -143,13 +137,7 @@ async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_la
         matches!(e, EngineEvent::ReviewCompleted { .. })
     })
     .await;
-    let review = engine
-        .reviews(None)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|r| r.id == id)
-        .unwrap();
+    let review = engine.review(&id).await.unwrap();
     assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 2));
     assert!(review.completion_tokens.is_some(), "usage is recorded");
     assert_eq!(engine.candidates(None).await.unwrap().len(), 1);
@@ -191,13 +179,7 @@ async fn broken_output_over_http_fails_after_three_attempts() {
         )
     })
     .await;
-    let review = engine
-        .reviews(None)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|r| r.id == id)
-        .unwrap();
+    let review = engine.review(&id).await.unwrap();
     assert_eq!((review.status, review.failures), (ReviewStatus::Failed, 3));
     assert!(review.last_error.unwrap().contains("not the expected JSON"));
     assert_eq!(server.requests(Endpoint::ChatCompletions), 3);
