@@ -77,27 +77,36 @@ async fn next_event(
     .expect("the expected event arrived in time")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_later() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = StandIn::start(
-        StandInConfig::single("tiny")
-            .with_api_key("k")
-            .with_pace(Duration::from_millis(40)),
-    )
-    .await
-    .unwrap();
-    let state_file = dir.path().join("runtime/server.json");
+/// Starts the stand-in and writes a supervisor state file for it (with this process's pid, so
+/// it is alive) at `<dir>/server.json`.
+async fn managed_stand_in(dir: &Path, config: StandInConfig) -> (StandIn, PathBuf) {
+    let server = StandIn::start(config).await.unwrap();
+    let state_file = dir.join("server.json");
     server
         .write_state_file(&state_file, std::process::id())
         .unwrap();
+    (server, state_file)
+}
+
+/// An engine data directory inside `dir`, with no config file.
+fn paths_in(dir: &Path) -> Paths {
+    Paths {
+        data_dir: dir.join("data"),
+        config_file: dir.join("none.toml"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StandInConfig::single("tiny")
+        .with_api_key("k")
+        .with_pace(Duration::from_millis(40));
+    let (server, state_file) = managed_stand_in(dir.path(), config).await;
     server.push_reply("tiny", slow_valid_answer());
     server.push_reply("tiny", slow_valid_answer());
 
-    let paths = Paths {
-        data_dir: dir.path().join("data"),
-        config_file: dir.path().join("none.toml"),
-    };
+    let paths = paths_in(dir.path());
     let engine = Engine::open(config_for(&state_file), paths).await.unwrap();
     let mut events = engine.events().subscribe();
     let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
@@ -150,20 +159,12 @@ async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_la
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_output_over_http_fails_after_three_attempts() {
     let dir = tempfile::tempdir().unwrap();
-    let server = StandIn::start(StandInConfig::single("tiny").with_pace(Duration::from_millis(1)))
-        .await
-        .unwrap();
-    let state_file = dir.path().join("server.json");
-    server
-        .write_state_file(&state_file, std::process::id())
-        .unwrap();
+    let config = StandInConfig::single("tiny").with_pace(Duration::from_millis(1));
+    let (server, state_file) = managed_stand_in(dir.path(), config).await;
     for _ in 0..3 {
         server.push_reply("tiny", "{\"candidates\": [ {\"skill\": ");
     }
-    let paths = Paths {
-        data_dir: dir.path().join("data"),
-        config_file: dir.path().join("none.toml"),
-    };
+    let paths = paths_in(dir.path());
     let mut config = config_for(&state_file);
     config.scheduler.settle_s = 0;
     let engine = Engine::open(config, paths).await.unwrap();
@@ -246,23 +247,14 @@ impl Daemon {
     }
 }
 
-fn data_dir(dir: &Path) -> PathBuf {
-    dir.join("data")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kill_9_mid_review_loses_nothing_and_creates_no_twins() {
     let dir = tempfile::tempdir().unwrap();
-    let server = StandIn::start(StandInConfig::single("tiny").with_pace(Duration::from_millis(40)))
-        .await
-        .unwrap();
-    let state_file = dir.path().join("server.json");
-    server
-        .write_state_file(&state_file, std::process::id())
-        .unwrap();
+    let config = StandInConfig::single("tiny").with_pace(Duration::from_millis(40));
+    let (server, state_file) = managed_stand_in(dir.path(), config).await;
     server.push_reply("tiny", slow_valid_answer());
     server.push_reply("tiny", slow_valid_answer());
-    let data = data_dir(dir.path());
+    let data = paths_in(dir.path()).data_dir;
 
     let mut first = start_daemon(&data, &state_file);
     let submitted = reqwest::Client::new()
