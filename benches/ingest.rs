@@ -23,7 +23,7 @@ use serde_json::json;
 
 use lull::api::Guard;
 use lull::engine::Seams;
-use lull::llm::{ChatEndpoint, ChatReply, ChatRequest, LlmClient, LlmError};
+use lull::llm::{ChatEndpoint, ChatReply, ChatRequest, LlmClient, LlmError, StreamPace};
 use lull::server::{
     ManualProbe, ModelReading, ModelStatus, ServerMode, ServerReading, ServerState,
 };
@@ -53,6 +53,7 @@ impl LlmClient for NoLlm {
         &'a self,
         _endpoint: &'a ChatEndpoint,
         _request: ChatRequest,
+        _pace: Option<&'a StreamPace>,
     ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
         Box::pin(std::future::pending())
     }

@@ -5,8 +5,9 @@
 //! predicate. [`IdleGate::assess`] answers "may this piece of work run now?" with either
 //! [`Verdict::Go`] or [`Verdict::Wait`] (with a reason a person can read and the latest time worth
 //! asking again). [`IdleGate::begin`] hands out the single permit for the managed server; its
-//! [`Permit::preempted`] resolves when a live turn starts or another slot becomes busy, and the
-//! caller then drops its request and requeues the work.
+//! [`Permit::preempted`] resolves when a live turn starts or another slot becomes busy (noticed
+//! from the pace of our own stream, confirmed by one read), and the caller then drops its
+//! request and requeues the work.
 //!
 //! The gate has no timers of its own and never polls while nothing waits: callers sleep until a
 //! [`IdleGate::changed`] notification or the deadline of a `Wait`. Time is tokio's, so tests and
@@ -20,12 +21,11 @@ use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::config::SchedulerConfig;
+use crate::llm::StreamPace;
 use crate::server::{ModelStatus, ServerProbe, ServerReading, ServerState};
 
 /// How often a waiting item re-reads a busy, starting or unreachable server.
 pub const SERVER_RECHECK: Duration = Duration::from_secs(2);
-/// How often running work re-reads the server's slots to notice another client.
-pub const PREEMPT_CHECK: Duration = Duration::from_secs(1);
 
 /// Milliseconds on the engine's clock: wall time at start plus tokio's monotonic time since.
 ///
@@ -402,11 +402,12 @@ pub struct Permit {
 impl Permit {
     /// Resolves when the work must yield: a turn starts, or a slot other than ours is busy.
     ///
-    /// Reads the server every [`PREEMPT_CHECK`] while the work runs, and only then.
-    pub async fn preempted(&mut self) -> Preemption {
+    /// Reported turns need no request. Another client is noticed through `pace`, the pace of
+    /// our own stream: when it stalls, one read of the server tells another client's prompt
+    /// (preempt) from our own slowness (tolerate more and go on). Nothing is read while the
+    /// stream keeps its pace.
+    pub async fn preempted(&mut self, pace: &StreamPace) -> Preemption {
         self.turn_starts.mark_unchanged();
-        let mut ticker = tokio::time::interval_at(Instant::now() + PREEMPT_CHECK, PREEMPT_CHECK);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 changed = self.turn_starts.changed() => {
@@ -414,12 +415,13 @@ impl Permit {
                         return Preemption::TurnStarted;
                     }
                 }
-                _ = ticker.tick() => {
+                _ = pace.stalled() => {
                     let reading = self.gate.server.read().await;
                     if foreign_busy_slots(&reading, &self.model) > 0 {
                         self.gate.busy_slot_seen();
                         return Preemption::ForeignSlotBusy;
                     }
+                    pace.relax();
                 }
             }
         }

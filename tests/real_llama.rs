@@ -150,8 +150,11 @@ async fn state_file_to_ready_busy_slot_and_freed_within_a_second_of_the_drop() {
         json_schema: None,
         max_tokens: 4000,
     };
-    let stream =
-        tokio::spawn(async move { HttpLlmClient::default().chat(&endpoint, request).await });
+    let stream = tokio::spawn(async move {
+        HttpLlmClient::default()
+            .chat(&endpoint, request, None)
+            .await
+    });
     let (busy, _) =
         wait_for_reading(&monitor, Duration::from_secs(10), |r| r.n_busy_slots() == 1).await;
     assert!(!busy.idle);

@@ -16,7 +16,9 @@ use tokio::time::Instant;
 use lull::config::Config;
 use lull::engine::{ReviewSubmission, Seams};
 use lull::events::EngineEvent;
-use lull::llm::{ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError};
+use lull::llm::{
+    ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace,
+};
 use lull::reviews::{queue, Decision, ReviewStatus};
 use lull::server::{
     ManualProbe, ModelReading, ModelStatus, ServerMode, ServerReading, ServerState,
@@ -39,11 +41,18 @@ struct Call {
     dropped: Arc<AtomicBool>,
 }
 
+/// Gap between two streamed tokens of the scripted model.
+const TOKEN_STEP: Duration = Duration::from_millis(50);
+
 /// A model that decodes for `decode` of virtual time and answers from a script.
+///
+/// It streams a token every [`TOKEN_STEP`] into the caller's pace, and none while `contended`
+/// is set: a server whose batch carries another client's prompt.
 struct ScriptedLlm {
     decode: Duration,
     replies: Mutex<VecDeque<String>>,
     calls: Mutex<Vec<Call>>,
+    contended: AtomicBool,
 }
 
 impl ScriptedLlm {
@@ -52,7 +61,12 @@ impl ScriptedLlm {
             decode,
             replies: Mutex::default(),
             calls: Mutex::default(),
+            contended: AtomicBool::new(false),
         })
+    }
+
+    fn contend(&self, contended: bool) {
+        self.contended.store(contended, Ordering::SeqCst);
     }
 
     fn script(&self, reply: &str) {
@@ -79,6 +93,7 @@ impl LlmClient for ScriptedLlm {
         &'a self,
         endpoint: &'a ChatEndpoint,
         request: ChatRequest,
+        pace: Option<&'a StreamPace>,
     ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
         let dropped = Arc::new(AtomicBool::new(false));
         self.calls.lock().unwrap().push(Call {
@@ -90,7 +105,13 @@ impl LlmClient for ScriptedLlm {
         });
         Box::pin(async move {
             let mut flag = DropFlag(dropped, false);
-            tokio::time::sleep(self.decode).await;
+            let end = Instant::now() + self.decode;
+            while Instant::now() < end {
+                tokio::time::sleep_until((Instant::now() + TOKEN_STEP).min(end)).await;
+                if let (Some(pace), false) = (pace, self.contended.load(Ordering::SeqCst)) {
+                    pace.advance(Phase::Answer, 1);
+                }
+            }
             flag.1 = true;
             let text = self
                 .replies
@@ -520,8 +541,9 @@ async fn a_foreign_busy_slot_preempts() {
     assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Running);
 
     sim.probe.set(reading(&[("m", ModelStatus::Loaded, 2)]));
+    sim.llm.contend(true);
     let event = sim
-        .event(lull::gate::PREEMPT_CHECK * 2, |e| {
+        .event(lull::llm::pace::STALL_FLOOR * 2, |e| {
             matches!(e, EngineEvent::ReviewPreempted { .. })
         })
         .await;
@@ -529,6 +551,38 @@ async fn a_foreign_busy_slot_preempts() {
         matches!(event, EngineEvent::ReviewPreempted { ref reason, .. } if reason.contains("another client"))
     );
     assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Queued);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_running_review_reads_the_server_only_when_its_stream_stalls() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
+    let (id, _) = sim.submit(submission("s1", "hello")).await;
+    sim.event(Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::ReviewStarted { .. })
+    })
+    .await;
+    sim.probe.set(reading(&[("m", ModelStatus::Loaded, 1)]));
+    let reads_at_start = sim.probe.reads();
+    sim.advance(Duration::from_secs(20)).await;
+    assert_eq!(
+        sim.probe.reads(),
+        reads_at_start,
+        "a stream that keeps its pace costs no request"
+    );
+
+    // Our own stream slows with nobody else on the server: a few confirming reads, each
+    // further apart, and the review goes on.
+    sim.llm.contend(true);
+    sim.advance(Duration::from_secs(20)).await;
+    let stalled_reads = sim.probe.reads() - reads_at_start;
+    assert!(
+        (3..=7).contains(&stalled_reads),
+        "{stalled_reads} reads over 20 s of a stall"
+    );
+    assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Running);
+    sim.llm.contend(false);
+    sim.event(Duration::from_secs(30), completed).await;
+    assert_eq!(sim.status_of(&id).await.attempts, 1);
 }
 
 #[tokio::test(start_paused = true)]

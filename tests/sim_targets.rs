@@ -205,17 +205,17 @@ fn lull_wasted_decode_compared_with_hermes() {
 fn lull_server_requests_compared_with_hermes() {
     for (seed, day) in days() {
         let (lull, hermes) = (&day.policies.lull, &day.policies.hermes);
-        // FIXME(issue 4/6): the target is `lull.server_requests < hermes.server_requests`;
-        // today lull makes about 20× as many. `Permit::preempted` reads `/slots` every
-        // `PREEMPT_CHECK` (1 s) for the whole decode of every run (over 90 % of lull's
-        // requests), and a waiting review rereads a busy server every `SERVER_RECHECK` (2 s)
-        // where Hermes reads every 5 s and never while a review runs.
+        // FIXME(issue 6): the target is `lull.server_requests < hermes.server_requests`; lull
+        // makes ~1.3× as many: one read and one request per dispatch, like Hermes, but more
+        // dispatches (it never gives a review up). Running work reads only when its stream
+        // stalls, so reads while running stay a handful.
         assert!(
-            lull.detail.probe_reads_running * 10 > lull.detail.probe_reads * 9,
-            "seed {seed}: preemption checks dominate"
+            lull.detail.probe_reads_running <= 12,
+            "seed {seed}: {} reads while running",
+            lull.detail.probe_reads_running
         );
         assert!(
-            lull.server_requests < 30 * hermes.server_requests,
+            lull.server_requests < 2 * hermes.server_requests,
             "seed {seed}: {} vs {}",
             lull.server_requests,
             hermes.server_requests

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use crate::config::{DeferMode, ReviewsConfig};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{IdleGate, Verdict};
-use crate::llm::{ChatEndpoint, LlmClient};
+use crate::llm::{ChatEndpoint, LlmClient, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 pub use queue::{Candidate, CandidateProposal, NewReview, Review, ReviewStatus, RunUsage};
@@ -177,7 +177,7 @@ impl ReviewWorker {
             return true;
         };
         let started = Instant::now();
-        let result = self.execute(&review, &endpoint).await;
+        let result = self.execute(&review, &endpoint, None).await;
         self.record_outcome(&review, result, started).await;
         true
     }
@@ -273,13 +273,14 @@ impl ReviewWorker {
             Some(format!("reviewing session {}", review.session_key)),
         );
         let started = Instant::now();
-        let work = self.execute(&review, &endpoint);
+        let pace = StreamPace::new();
+        let work = self.execute(&review, &endpoint, Some(&pace));
         let result = if aged {
             work.await
         } else {
             tokio::select! {
                 result = work => result,
-                preemption = permit.preempted() => {
+                preemption = permit.preempted(&pace) => {
                     // `work` is dropped here, which closes the stream and frees the server's slot.
                     let reason = preemption.to_string();
                     let now = self.gate.clock().now_ms();
@@ -323,12 +324,13 @@ impl ReviewWorker {
         &self,
         review: &Review,
         endpoint: &ChatEndpoint,
+        pace: Option<&StreamPace>,
     ) -> Result<(Vec<CandidateProposal>, RunUsage), String> {
         let started = Instant::now();
         let request = prompt::review_request(&review.messages, review.focus.as_deref());
         let reply = self
             .llm
-            .chat(endpoint, request)
+            .chat(endpoint, request, pace)
             .await
             .map_err(|err| err.to_string())?;
         let proposals = prompt::parse_answer(&reply.text, review.messages.len())?;

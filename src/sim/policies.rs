@@ -92,7 +92,7 @@ impl Learner for Immediate {
         while self.running.try_join_next().is_some() {}
         let llm = self.llm.clone();
         self.running.spawn(async move {
-            let _ = llm.chat(&endpoint(), review_request(snapshot)).await;
+            let _ = llm.chat(&endpoint(), review_request(snapshot), None).await;
         });
         Ok(())
     }
@@ -220,7 +220,7 @@ async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<Her
                     None => {}
                 }
             }
-            _ = llm.chat(&endpoint, review_request(item.snapshot)) => {}
+            _ = llm.chat(&endpoint, review_request(item.snapshot), None) => {}
         }
     }
 }

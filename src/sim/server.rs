@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use crate::llm::{ChatEndpoint, ChatReply, ChatRequest, LlmClient, LlmError};
+use crate::llm::{ChatEndpoint, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace};
 use crate::server::{
     ModelReading, ModelStatus, ReadingFuture, ServerMode, ServerProbe, ServerReading, ServerState,
 };
@@ -29,6 +29,12 @@ pub const SIM_BASE_URL: &str = "http://127.0.0.1:8080/v1";
 pub const SIM_MODEL: &str = "sim-model";
 /// What a review answers: valid, and with nothing to learn (the simulator measures scheduling).
 const SIM_ANSWER: &str = r#"{"candidates":[]}"#;
+/// Time between two streamed tokens of a learning request while it has the GPU to itself.
+const TOKEN_STEP: Duration = Duration::from_millis(100);
+/// Time between two streamed steps while another slot is busy: the batch carries the other
+/// client's prompt (1.3–3 s measured on llama.cpp). Completion time is not stretched: the model
+/// keeps the review's modelled decode time, and only the stream's pace shows the contention.
+const CONTENDED_STEP: Duration = Duration::from_secs(2);
 /// Marks the snapshot a review request is about, inside the transcript it sends.
 const SNAPSHOT_MARK: &str = "lull-sim-snapshot:";
 
@@ -190,6 +196,12 @@ impl SimServer {
         }
     }
 
+    /// Whether a slot other than one learning request's own is busy.
+    fn contended(&self) -> bool {
+        let state = self.state();
+        state.live_turns > 0 || state.learning.len() > 1
+    }
+
     fn is_dead(&self, incarnation: u64) -> bool {
         self.state().dead.contains(&incarnation)
     }
@@ -321,6 +333,26 @@ impl SimLlm {
     }
 }
 
+impl SimLlm {
+    /// Decodes for `decode`, advancing `pace` by a token per step as the stream would.
+    async fn stream(&self, decode: Duration, pace: &StreamPace) {
+        let end = Instant::now() + decode;
+        loop {
+            let now = Instant::now();
+            if now >= end {
+                return;
+            }
+            let step = if self.server.contended() {
+                CONTENDED_STEP
+            } else {
+                TOKEN_STEP
+            };
+            tokio::time::sleep_until((now + step).min(end)).await;
+            pace.advance(Phase::Answer, 1);
+        }
+    }
+}
+
 /// Reports the request as dropped unless it finished.
 struct DropGuard {
     server: Arc<SimServer>,
@@ -341,6 +373,7 @@ impl LlmClient for SimLlm {
         &'a self,
         endpoint: &'a ChatEndpoint,
         request: ChatRequest,
+        pace: Option<&'a StreamPace>,
     ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
         Box::pin(async move {
             if self.server.is_dead(self.incarnation) {
@@ -361,7 +394,10 @@ impl LlmClient for SimLlm {
                 id,
                 finished: false,
             };
-            tokio::time::sleep(decode).await;
+            match pace {
+                Some(pace) => self.stream(decode, pace).await,
+                None => tokio::time::sleep(decode).await,
+            }
             guard.finished = true;
             if !self.server.complete(id, snapshot) {
                 // The process died while this decoded: a dead process never answers.

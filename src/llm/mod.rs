@@ -3,7 +3,11 @@
 //! Cancelling is dropping: when the future returned by [`LlmClient::chat`] is dropped, the
 //! response stream and its connection close, and llama-server frees the slot on its next write.
 //! The scheduler relies on exactly that for preemption. [`LlmClient`] is a seam: production uses
-//! [`HttpLlmClient`], the simulator a modelled server.
+//! [`HttpLlmClient`], the simulator a modelled server. A caller that must notice another client
+//! on the server passes a [`StreamPace`], which the client advances with every step of the
+//! stream (see [`pace`]).
+
+pub mod pace;
 
 use std::time::Duration;
 
@@ -11,6 +15,8 @@ use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+pub use pace::{Phase, StreamPace};
 
 /// Time allowed to connect and receive response headers.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -85,10 +91,13 @@ pub enum LlmError {
 /// Sends chat requests; implemented over HTTP here and by the simulator's modelled server.
 pub trait LlmClient: Send + Sync {
     /// Streams `request` to `endpoint` and returns the whole answer. Dropping the future cancels.
+    /// With a `pace`, every step of the stream advances it (and the request asks llama-server
+    /// for its prompt progress, so the prompt phase has steps too).
     fn chat<'a>(
         &'a self,
         endpoint: &'a ChatEndpoint,
         request: ChatRequest,
+        pace: Option<&'a StreamPace>,
     ) -> BoxFuture<'a, Result<ChatReply, LlmError>>;
 }
 
@@ -113,8 +122,9 @@ impl LlmClient for HttpLlmClient {
         &'a self,
         endpoint: &'a ChatEndpoint,
         request: ChatRequest,
+        pace: Option<&'a StreamPace>,
     ) -> BoxFuture<'a, Result<ChatReply, LlmError>> {
-        Box::pin(self.stream_chat(endpoint, request))
+        Box::pin(self.stream_chat(endpoint, request, pace))
     }
 }
 
@@ -123,6 +133,7 @@ impl HttpLlmClient {
         &self,
         endpoint: &ChatEndpoint,
         request: ChatRequest,
+        pace: Option<&StreamPace>,
     ) -> Result<ChatReply, LlmError> {
         let url = format!(
             "{}/chat/completions",
@@ -135,6 +146,11 @@ impl HttpLlmClient {
             "stream_options": { "include_usage": true },
             "max_tokens": request.max_tokens,
         });
+        if pace.is_some() {
+            // llama-server then streams `prompt_progress` while it reads the prompt; other
+            // servers ignore the field.
+            body["return_progress"] = json!(true);
+        }
         if let Some((name, schema)) = &request.json_schema {
             body["response_format"] = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } });
         }
@@ -162,6 +178,7 @@ impl HttpLlmClient {
         let mut stream = response.bytes_stream();
         let mut decoder = SseDecoder::default();
         let mut reply = ChatReply::default();
+        let mut prompt_processed = 0;
         loop {
             let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.next()).await {
                 Err(_) => {
@@ -189,8 +206,17 @@ impl HttpLlmClient {
                         message: message.to_string(),
                     });
                 }
+                if let Some(processed) = value["prompt_progress"]["processed"].as_u64() {
+                    if let Some(pace) = pace {
+                        pace.advance(Phase::Prompt, processed.saturating_sub(prompt_processed));
+                    }
+                    prompt_processed = processed;
+                }
                 if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
                     reply.text.push_str(delta);
+                    if let Some(pace) = pace {
+                        pace.advance(Phase::Answer, 1);
+                    }
                 }
                 if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
                     reply.prompt_tokens = usage["prompt_tokens"].as_u64();
