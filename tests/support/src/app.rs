@@ -18,7 +18,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use crate::{Endpoint, Fault, LoadEvent, Mode, ModelStatus, RequestRecord, Shared, StreamDrop};
+use crate::{
+    Endpoint, Fault, Inner, LoadEvent, Mode, ModelStatus, RequestRecord, Shared, StreamDrop,
+};
 
 /// How often a request waiting for a router-mode load checks whether it is done.
 const LOAD_POLL: Duration = Duration::from_millis(10);
@@ -512,19 +514,58 @@ async fn chat_completions(
         tokens,
         finish_reason,
     };
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    if !stream {
+    let flag = |name| body.get(name).and_then(Value::as_bool).unwrap_or(false);
+    if !flag("stream") {
         // The slot stays busy for as long as generating would take.
         for _ in 0..completion.tokens.len() {
-            let pace = shared.lock().token_pace;
-            tokio::time::sleep(pace).await;
+            let wait = {
+                let inner = shared.lock();
+                step_time(&inner, &lease, inner.token_pace)
+            };
+            tokio::time::sleep(wait).await;
         }
         lease.tokens_sent = completion.tokens.len();
         lease.finished = true;
         drop(lease);
         return Json(completion.full_response()).into_response();
     }
-    streamed_completion(shared, lease, completion)
+    streamed_completion(shared, lease, completion, flag("return_progress"))
+}
+
+/// How long a step of the completion holding `lease` takes if it starts now: `pace`, times the
+/// contention factor while another slot of the same model is busy, because llama-server puts
+/// every busy slot into one batch and another client's work slows ours.
+fn step_time(inner: &Inner, lease: &SlotLease, pace: Duration) -> Duration {
+    let contended = inner.model(&lease.model).is_some_and(|state| {
+        state
+            .slots
+            .iter()
+            .enumerate()
+            .any(|(index, slot)| index != lease.slot && slot.is_processing())
+    });
+    if contended {
+        pace.mul_f64(inner.contention_factor.max(1.0))
+    } else {
+        pace
+    }
+}
+
+/// Waits out one step of a streamed completion (a prompt batch or a token), priced by
+/// [`step_time`] as it starts; `None` if the stand-in stops meanwhile, which ends the stream.
+async fn stream_step(
+    shared: &Shared,
+    lease: &SlotLease,
+    pace: fn(&Inner) -> Duration,
+) -> Option<()> {
+    let wait = {
+        let inner = shared.lock();
+        step_time(&inner, lease, pace(&inner))
+    };
+    let mut stopped = shared.shutdown.clone();
+    tokio::select! {
+        _ = tokio::time::sleep(wait) => Some(()),
+        _ = stopped.wait_for(|stopped| *stopped) => None,
+    }
 }
 
 struct Completion {
@@ -578,6 +619,12 @@ fn sse_event(value: &Value) -> Bytes {
 }
 
 enum StreamStep {
+    /// A prompt-progress chunk reporting `processed` prompt tokens: the first (0) goes out at
+    /// once, each later one after a prompt batch; `started` is when the prompt phase began.
+    Progress {
+        processed: usize,
+        started: tokio::time::Instant,
+    },
     Role,
     Token(usize),
     Final,
@@ -585,14 +632,52 @@ enum StreamStep {
     Ended,
 }
 
-/// Streams the completion token by token; the [`SlotLease`] lives inside the stream, so when
-/// hyper drops the body because the client went away, the slot is freed at once.
-fn streamed_completion(shared: Arc<Shared>, lease: SlotLease, completion: Completion) -> Response {
-    let state = (shared, lease, completion, StreamStep::Role);
+/// Streams the completion (its prompt batches first when `return_progress` asks for them), then
+/// token by token; the [`SlotLease`] lives inside the stream, so when hyper drops the body
+/// because the client went away, the slot is freed at once, in the prompt phase as in the tokens.
+fn streamed_completion(
+    shared: Arc<Shared>,
+    lease: SlotLease,
+    completion: Completion,
+    return_progress: bool,
+) -> Response {
+    let first = if return_progress && completion.prompt_tokens > 0 {
+        StreamStep::Progress {
+            processed: 0,
+            started: tokio::time::Instant::now(),
+        }
+    } else {
+        StreamStep::Role
+    };
+    let state = (shared, lease, completion, first);
     let stream = futures_util::stream::unfold(
         state,
         |(shared, mut lease, completion, step)| async move {
             let (bytes, next) = match step {
+                StreamStep::Progress { processed, started } => {
+                    if processed > 0 {
+                        stream_step(&shared, &lease, |inner| inner.prompt_pace).await?;
+                    }
+                    let total = completion.prompt_tokens;
+                    let next = if processed < total {
+                        let batch = shared.lock().batch_tokens;
+                        StreamStep::Progress {
+                            processed: (processed + batch).min(total),
+                            started,
+                        }
+                    } else {
+                        StreamStep::Role
+                    };
+                    let mut chunk =
+                        completion.chunk(json!({"role": "assistant", "content": null}), None);
+                    chunk["prompt_progress"] = json!({
+                        "total": total,
+                        "cache": 0,
+                        "processed": processed,
+                        "time_ms": started.elapsed().as_millis() as u64,
+                    });
+                    (sse_event(&chunk), next)
+                }
                 StreamStep::Role => (
                     sse_event(
                         &completion.chunk(json!({"role": "assistant", "content": null}), None),
@@ -604,12 +689,7 @@ fn streamed_completion(shared: Arc<Shared>, lease: SlotLease, completion: Comple
                     },
                 ),
                 StreamStep::Token(index) => {
-                    let pace = shared.lock().token_pace;
-                    let mut stopped = shared.shutdown.clone();
-                    tokio::select! {
-                        _ = tokio::time::sleep(pace) => {}
-                        _ = stopped.wait_for(|stopped| *stopped) => return None,
-                    }
+                    stream_step(&shared, &lease, |inner| inner.token_pace).await?;
                     lease.tokens_sent = index + 1;
                     let next = if index + 1 < completion.tokens.len() {
                         StreamStep::Token(index + 1)

@@ -12,7 +12,8 @@
 //!   dropped.
 //! - [`StandInConfig`] says what to serve: [`Mode::Single`] (one model, `GET /v1/models`) or
 //!   [`Mode::Router`] (many models with a [`ModelStatus`] each, `GET /models`), the API key, the
-//!   token pace, the slot count, the embedding size.
+//!   token pace, the prompt pace and batch size, the contention factor, the slot count, the
+//!   embedding size.
 //! - [`Endpoint`] and [`Fault`] name the endpoints and the faults a test can inject on them.
 //!
 //! What it mirrors from the real server (llama.cpp `tools/server`):
@@ -31,6 +32,20 @@
 //!   ([`StandIn::set_busy`]) or while a completion holds the slot. A streamed completion frees its
 //!   slot the moment the client's connection is seen gone, and records when
 //!   ([`StandIn::stream_drops`]).
+//! - A streamed completion asking `"return_progress": true` first reads its prompt: its prompt
+//!   tokens (the `usage.prompt_tokens` it reports) in batches of
+//!   [`StandInConfig::batch_tokens`] (llama-server's `n_batch`), one
+//!   [`StandInConfig::prompt_pace`] each, holding its slot. It sends a chunk with
+//!   `"delta":{"role":"assistant","content":null}` and
+//!   `"prompt_progress":{"total","cache":0,"processed","time_ms"}` at once (`processed` 0), then
+//!   one per batch until `processed` reaches `total`, then the tokens. Without it the prompt takes
+//!   no time and no such chunk is sent.
+//! - Slots of one model share the compute, as llama-server batches every busy slot together:
+//!   while another slot of the model is busy (forced or by another request), each token step
+//!   (streamed or not) and each prompt batch of a completion takes
+//!   [`StandInConfig::contention_factor`] times its pace (measured on llama.cpp: token gaps went
+//!   from ~8 ms to 1.3–3 s while another client's prompt was processed). Each step is priced as
+//!   it starts, so a slot that turns busy or free mid-step changes the next step.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -62,6 +77,14 @@ pub const DEFAULT_TOKEN_PACE: Duration = Duration::from_millis(20);
 pub const DEFAULT_LOAD_TIME: Duration = Duration::from_millis(200);
 /// Default embedding dimension, small so tests stay fast.
 pub const DEFAULT_EMBEDDING_DIM: usize = 64;
+/// Default time one prompt batch takes: small, so a completion asking for its prompt progress
+/// still starts answering at once in tests.
+pub const DEFAULT_PROMPT_PACE: Duration = Duration::from_millis(20);
+/// Default prompt tokens per batch: llama-server's default `n_batch`.
+pub const DEFAULT_BATCH_TOKENS: usize = 2048;
+/// Default slowdown of a step while another slot of the model is busy: in the range measured
+/// on llama.cpp (~8 ms token gaps became 1.3–3 s while another client's prompt was processed).
+pub const DEFAULT_CONTENTION_FACTOR: f64 = 25.0;
 /// Default number of slots per model (llama-server's `--parallel`).
 pub const DEFAULT_SLOTS: usize = 2;
 /// The reply a completion gets when no scripted reply is queued for its model.
@@ -164,6 +187,13 @@ pub struct StandInConfig {
     pub ready: bool,
     /// Pause before each streamed token.
     pub token_pace: Duration,
+    /// Time one prompt batch takes, for completions asking `return_progress`.
+    pub prompt_pace: Duration,
+    /// Prompt tokens per batch (llama-server's `n_batch`); at least 1.
+    pub batch_tokens: usize,
+    /// How many times its pace a token step or prompt batch takes while another slot of the same
+    /// model is busy; 1.0 turns contention off, and lower values count as 1.0.
+    pub contention_factor: f64,
     /// How long a router-mode load takes.
     pub load_time: Duration,
     /// Size of `/v1/embeddings` vectors.
@@ -200,6 +230,9 @@ impl StandInConfig {
             api_key: None,
             ready: true,
             token_pace: DEFAULT_TOKEN_PACE,
+            prompt_pace: DEFAULT_PROMPT_PACE,
+            batch_tokens: DEFAULT_BATCH_TOKENS,
+            contention_factor: DEFAULT_CONTENTION_FACTOR,
             load_time: DEFAULT_LOAD_TIME,
             embedding_dim: DEFAULT_EMBEDDING_DIM,
             serves_embeddings: true,
@@ -222,6 +255,26 @@ impl StandInConfig {
     /// Sets the pause before each streamed token.
     pub fn with_pace(mut self, pace: Duration) -> StandInConfig {
         self.token_pace = pace;
+        self
+    }
+
+    /// Sets the time one prompt batch takes (completions asking `return_progress`).
+    pub fn with_prompt_pace(mut self, pace: Duration) -> StandInConfig {
+        self.prompt_pace = pace;
+        self
+    }
+
+    /// Sets the prompt tokens per batch, so a test can get many progress chunks from a short
+    /// prompt.
+    pub fn with_batch_tokens(mut self, batch_tokens: usize) -> StandInConfig {
+        self.batch_tokens = batch_tokens;
+        self
+    }
+
+    /// Sets how many times slower a step is while another slot of the model is busy; 1.0 turns
+    /// the shared-compute slowdown off.
+    pub fn with_contention_factor(mut self, factor: f64) -> StandInConfig {
+        self.contention_factor = factor;
         self
     }
 
@@ -373,6 +426,9 @@ pub(crate) struct Inner {
     pub(crate) ready: bool,
     pub(crate) api_key: Option<String>,
     pub(crate) token_pace: Duration,
+    pub(crate) prompt_pace: Duration,
+    pub(crate) batch_tokens: usize,
+    pub(crate) contention_factor: f64,
     pub(crate) load_time: Duration,
     pub(crate) embedding_dim: usize,
     pub(crate) serves_embeddings: bool,
@@ -457,6 +513,9 @@ impl StandIn {
                 ready: config.ready,
                 api_key: config.api_key.clone(),
                 token_pace: config.token_pace,
+                prompt_pace: config.prompt_pace,
+                batch_tokens: config.batch_tokens.max(1),
+                contention_factor: config.contention_factor,
                 load_time: config.load_time,
                 embedding_dim: config.embedding_dim.max(1),
                 serves_embeddings: config.serves_embeddings,
@@ -554,6 +613,11 @@ impl StandIn {
     /// Changes the pause before each streamed token (takes effect at the next token).
     pub fn set_pace(&self, pace: Duration) {
         self.shared.lock().token_pace = pace;
+    }
+
+    /// Changes the time one prompt batch takes (takes effect at the next batch).
+    pub fn set_prompt_pace(&self, pace: Duration) {
+        self.shared.lock().prompt_pace = pace;
     }
 
     /// Sets a model's status (router mode). Panics on an unknown model: that is a test bug.

@@ -1,7 +1,7 @@
 //! Behaviour of the stand-in llama-server, checked over real HTTP the way Lull will talk to it.
 //!
 //! Table of contents: readiness and health · listings and slots · auth · completions (streamed,
-//! non-streamed, scripted, stream drops) · router mode (statuses, loads, no wake) · faults ·
+//! non-streamed, scripted, stream drops) · prompt progress · shared compute · router mode (statuses, loads, no wake) · faults ·
 //! counters · embeddings · state file.
 
 use std::time::{Duration, Instant};
@@ -31,23 +31,87 @@ fn chat_body(model: &str, stream: bool) -> Value {
     json!({"model": model, "stream": stream, "messages": [{"role": "user", "content": "hello there"}]})
 }
 
-/// Reads SSE `data:` payloads from a streamed response until `limit` events or the end.
-async fn read_events(response: &mut reqwest::Response, limit: usize) -> Vec<String> {
-    let mut buffer = String::new();
-    let mut events = Vec::new();
-    while events.len() < limit {
-        let Some(chunk) = response.chunk().await.unwrap() else {
-            break;
-        };
-        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(end) = buffer.find("\n\n") {
-            let event: String = buffer.drain(..end + 2).collect();
-            if let Some(data) = event.trim().strip_prefix("data: ") {
-                events.push(data.to_owned());
+/// Reads a streamed response's SSE `data:` payloads one at a time, keeping what a network chunk
+/// carried beyond the event asked for.
+struct Events<'a> {
+    response: &'a mut reqwest::Response,
+    buffer: String,
+}
+
+impl<'a> Events<'a> {
+    fn new(response: &'a mut reqwest::Response) -> Events<'a> {
+        Events {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next payload, or `None` at the end of the stream.
+    async fn next(&mut self) -> Option<String> {
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                if let Some(data) = event.trim().strip_prefix("data: ") {
+                    return Some(data.to_owned());
+                }
+            }
+            let chunk = self.response.chunk().await.unwrap()?;
+            self.buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+
+    /// The next payload parsed as a chunk; panics at the end of the stream or on `[DONE]`.
+    async fn next_chunk(&mut self) -> Value {
+        let event = self.next().await.expect("the stream ended early");
+        serde_json::from_str(&event).unwrap_or_else(|_| panic!("not a chunk: {event}"))
+    }
+
+    /// How long the next content token takes to arrive on tokio's clock (skipping chunks without
+    /// content, which arrive with no pause of their own).
+    async fn token_gap(&mut self) -> Duration {
+        let started = tokio::time::Instant::now();
+        loop {
+            let chunk = self.next_chunk().await;
+            if chunk["choices"][0]["delta"]["content"].is_string() {
+                return started.elapsed();
             }
         }
     }
+}
+
+/// Reads SSE `data:` payloads from a streamed response until `limit` events or the end.
+async fn read_events(response: &mut reqwest::Response, limit: usize) -> Vec<String> {
+    let mut reader = Events::new(response);
+    let mut events = Vec::new();
+    while events.len() < limit {
+        let Some(event) = reader.next().await else {
+            break;
+        };
+        events.push(event);
+    }
     events
+}
+
+/// Starts a streamed chat completion with `body` and checks it is answered 200.
+async fn start_stream(server: &StandIn, body: &Value) -> reqwest::Response {
+    let response = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    response
+}
+
+/// A streamed chat body asking for prompt progress, with a prompt of `words` words.
+fn progress_body(words: usize) -> Value {
+    json!({
+        "model": "m",
+        "stream": true,
+        "return_progress": true,
+        "messages": [{"role": "user", "content": "word ".repeat(words)}],
+    })
 }
 
 // ---- readiness and health ----
@@ -281,6 +345,270 @@ async fn streaming_holds_a_slot_and_a_dropped_stream_frees_it_within_500ms() {
     assert!(drops[0].at.duration_since(dropped_at) < Duration::from_millis(500));
     assert!(drops[0].tokens_sent >= 1);
     assert_eq!(drops[0].model, "m");
+}
+
+// ---- prompt progress ----
+
+/// The `prompt_progress` objects of a whole streamed completion, in order.
+async fn progress_of(server: &StandIn, body: &Value) -> Vec<Value> {
+    let mut response = start_stream(server, body).await;
+    let events = read_events(&mut response, usize::MAX).await;
+    assert_eq!(events.last().unwrap(), "[DONE]");
+    events[..events.len() - 1]
+        .iter()
+        .map(|event| serde_json::from_str::<Value>(event).unwrap())
+        .filter_map(|chunk| chunk.get("prompt_progress").cloned())
+        .collect()
+}
+
+/// How long each prompt batch took, from the `time_ms` of consecutive progress chunks.
+fn batch_times_ms(progress: &[Value]) -> Vec<u64> {
+    progress
+        .windows(2)
+        .map(|pair| pair[1]["time_ms"].as_u64().unwrap() - pair[0]["time_ms"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_chunks_report_each_prompt_batch_before_the_first_token() {
+    let config = StandInConfig::single("m")
+        .with_pace(Duration::from_millis(5))
+        .with_prompt_pace(Duration::from_millis(10))
+        .with_batch_tokens(4);
+    let server = StandIn::start(config).await.unwrap();
+    server.push_reply("m", "one two three");
+    let mut response = start_stream(&server, &progress_body(10)).await;
+    let events = read_events(&mut response, usize::MAX).await;
+    assert_eq!(events.last().unwrap(), "[DONE]");
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|event| serde_json::from_str(event).unwrap())
+        .collect();
+    let total = chunks.last().unwrap()["usage"]["prompt_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(total > 8, "the prompt spans at least three batches");
+
+    let n_progress = chunks
+        .iter()
+        .take_while(|chunk| chunk.get("prompt_progress").is_some())
+        .count();
+    assert!(
+        chunks[n_progress..]
+            .iter()
+            .all(|chunk| chunk.get("prompt_progress").is_none()),
+        "progress chunks all come before the first token"
+    );
+    let mut expected_processed: Vec<u64> = (0..total).step_by(4).collect();
+    expected_processed.push(total);
+    let progress = &chunks[..n_progress];
+    let processed: Vec<u64> = progress
+        .iter()
+        .map(|chunk| chunk["prompt_progress"]["processed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(processed, expected_processed, "0, then one chunk per batch");
+    for (batch, chunk) in progress.iter().enumerate() {
+        assert_eq!(chunk["object"], "chat.completion.chunk");
+        assert_eq!(
+            chunk["choices"][0]["delta"],
+            json!({"role": "assistant", "content": null})
+        );
+        assert_eq!(chunk["prompt_progress"]["total"], total);
+        assert_eq!(chunk["prompt_progress"]["cache"], 0);
+        let time_ms = chunk["prompt_progress"]["time_ms"].as_u64().unwrap();
+        let paced = 10 * batch as u64;
+        assert!(
+            (paced..paced + 10).contains(&time_ms),
+            "batch {batch} reported at {time_ms} ms"
+        );
+    }
+    let content: String = chunks
+        .iter()
+        .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "one two three");
+    assert!(server.stream_drops().is_empty());
+    assert_eq!(server.busy_slots("m"), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompt_progress_is_sent_only_when_asked_for_on_a_stream() {
+    let config = StandInConfig::single("m")
+        .with_pace(Duration::from_millis(5))
+        .with_prompt_pace(Duration::from_secs(1))
+        .with_batch_tokens(4);
+    let server = StandIn::start(config).await.unwrap();
+    for return_progress in [None, Some(false)] {
+        let mut body = progress_body(10);
+        match return_progress {
+            Some(flag) => body["return_progress"] = json!(flag),
+            None => {
+                body.as_object_mut().unwrap().remove("return_progress");
+            }
+        }
+        let started = tokio::time::Instant::now();
+        let mut response = start_stream(&server, &body).await;
+        let mut events = Events::new(&mut response);
+        let first = events.next_chunk().await;
+        assert_eq!(
+            first["choices"][0]["delta"],
+            json!({"role": "assistant", "content": null})
+        );
+        events.token_gap().await;
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "no prompt phase without return_progress ({return_progress:?})"
+        );
+        while let Some(event) = events.next().await {
+            assert!(!event.contains("prompt_progress"), "{event}");
+        }
+    }
+    let mut body = progress_body(10);
+    body["stream"] = json!(false);
+    let answer: Value = client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["object"], "chat.completion");
+    assert!(answer.get("prompt_progress").is_none(), "{answer}");
+}
+
+#[tokio::test]
+async fn a_drop_during_the_prompt_phase_frees_the_slot_at_once() {
+    let config = StandInConfig::single("m")
+        .with_prompt_pace(Duration::from_millis(50))
+        .with_batch_tokens(1);
+    let server = StandIn::start(config).await.unwrap();
+    let mut response = start_stream(&server, &progress_body(200)).await;
+    let first = read_events(&mut response, 2).await;
+    assert_eq!(first.len(), 2);
+    for event in &first {
+        let chunk: Value = serde_json::from_str(event).unwrap();
+        let progress = &chunk["prompt_progress"];
+        assert!(progress["processed"].as_u64() < progress["total"].as_u64());
+    }
+    let (_, slots) = get_json(&server, "/slots").await;
+    assert_eq!(
+        slots[0]["is_processing"], true,
+        "the prompt phase holds the slot"
+    );
+    assert_eq!(server.busy_slots("m"), 1);
+
+    let dropped_at = Instant::now();
+    drop(response);
+    while server.busy_slots("m") > 0 {
+        assert!(
+            dropped_at.elapsed() < Duration::from_millis(500),
+            "slot still busy"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let drops = server.stream_drops();
+    assert_eq!(drops.len(), 1);
+    assert!(drops[0].at.duration_since(dropped_at) < Duration::from_millis(500));
+    assert_eq!((drops[0].slot, drops[0].tokens_sent), (0, 0));
+}
+
+// ---- shared compute ----
+
+/// Token pace of the shared-compute tests, and their contention factor.
+const PACE: Duration = Duration::from_millis(10);
+const FACTOR: f64 = 10.0;
+
+fn contended_config() -> StandInConfig {
+    StandInConfig::single("m")
+        .with_pace(PACE)
+        .with_prompt_pace(PACE)
+        .with_batch_tokens(4)
+        .with_contention_factor(FACTOR)
+}
+
+/// Asserts the next `n` token gaps are the plain pace (on the paused clock: exactly it).
+async fn assert_normal_gaps(events: &mut Events<'_>, n: usize, when: &str) {
+    for _ in 0..n {
+        let gap = events.token_gap().await;
+        assert!(gap >= PACE && gap < PACE * 2, "{when}: gap {gap:?}");
+    }
+}
+
+/// Asserts the next `n` token gaps are at least the contention factor times the pace.
+async fn assert_contended_gaps(events: &mut Events<'_>, n: usize, when: &str) {
+    for _ in 0..n {
+        let gap = events.token_gap().await;
+        assert!(gap >= PACE.mul_f64(FACTOR), "{when}: gap {gap:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn token_gaps_stretch_while_another_slot_is_busy_and_recover_when_it_frees() {
+    let server = StandIn::start(contended_config()).await.unwrap();
+    server.push_reply("m", "word ".repeat(20));
+    let mut response = start_stream(&server, &chat_body("m", true)).await;
+    let mut events = Events::new(&mut response);
+    assert_normal_gaps(&mut events, 2, "alone").await;
+
+    server.set_busy("m", 1, true);
+    // The step under way when the slot turned busy was priced as it started; skip it.
+    events.token_gap().await;
+    assert_contended_gaps(&mut events, 3, "slot 1 busy").await;
+
+    server.set_busy("m", 1, false);
+    events.token_gap().await;
+    assert_normal_gaps(&mut events, 3, "slot 1 free again").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_streaming_request_slows_ours_until_it_is_dropped() {
+    let server = StandIn::start(contended_config()).await.unwrap();
+    server.push_reply("m", "ours ".repeat(40));
+    server.push_reply("m", "theirs ".repeat(40));
+    let mut ours = start_stream(&server, &chat_body("m", true)).await;
+    let mut events = Events::new(&mut ours);
+    assert_normal_gaps(&mut events, 2, "alone").await;
+
+    let theirs = start_stream(&server, &chat_body("m", true)).await;
+    assert_eq!(server.busy_slots("m"), 2);
+    events.token_gap().await;
+    assert_contended_gaps(&mut events, 2, "another stream in flight").await;
+
+    drop(theirs);
+    let mut waited = 0;
+    while server.busy_slots("m") > 1 {
+        waited += 1;
+        assert!(waited < 10, "the other stream still holds its slot");
+        events.token_gap().await;
+    }
+    assert_eq!(server.stream_drops()[0].slot, 1);
+    events.token_gap().await;
+    assert_normal_gaps(&mut events, 3, "the other stream dropped").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompt_batches_stretch_while_another_slot_is_busy_unless_contention_is_off() {
+    let server = StandIn::start(contended_config()).await.unwrap();
+    let alone = batch_times_ms(&progress_of(&server, &progress_body(10)).await);
+    assert!(alone.len() >= 2);
+    assert!(alone.iter().all(|&ms| (10..20).contains(&ms)), "{alone:?}");
+
+    server.set_busy("m", 1, true);
+    let shared = batch_times_ms(&progress_of(&server, &progress_body(10)).await);
+    assert_eq!(shared.len(), alone.len());
+    assert!(shared.iter().all(|&ms| ms >= 100), "{shared:?}");
+
+    let off = StandIn::start(contended_config().with_contention_factor(1.0))
+        .await
+        .unwrap();
+    off.set_busy("m", 1, true);
+    let uncontended = batch_times_ms(&progress_of(&off, &progress_body(10)).await);
+    assert!(
+        uncontended.iter().all(|&ms| (10..20).contains(&ms)),
+        "{uncontended:?}"
+    );
 }
 
 // ---- router mode ----
