@@ -780,3 +780,100 @@ async fn learning_never_wakes_an_unloaded_model_until_it_ages_out() {
         "only an aged-out item may cause a load"
     );
 }
+
+/// A conversation of `n` messages, the same at every length: a longer one extends a shorter.
+fn conversation(session: &str, n: usize) -> ReviewSubmission {
+    ReviewSubmission {
+        messages: (0..n)
+            .map(|i| ChatMessage {
+                role: if i % 2 == 0 { "user" } else { "assistant" }.into(),
+                content: format!("line {i} of the talk"),
+            })
+            .collect(),
+        ..submission(session, "")
+    }
+}
+
+fn shows(call: &Call, message: usize) -> bool {
+    call.transcript
+        .contains(&format!("\"line {message} of the talk\""))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_longer_snapshot_is_reviewed_from_where_the_last_review_stopped() {
+    let mut sim = sim().await;
+    sim.submit(conversation("s1", 6)).await;
+    sim.event(Duration::from_secs(60), completed).await;
+    // Evidence must cite what the review was shown: message 0 no longer is.
+    sim.llm.script(&GOOD_ANSWER.replace("[0]", "[0, 9]"));
+    sim.llm.script(&GOOD_ANSWER.replace("[0]", "[9]"));
+    sim.submit(conversation("s1", 14)).await;
+    let failed = sim
+        .event(Duration::from_secs(60), |e| {
+            matches!(e, EngineEvent::ReviewFailed { .. })
+        })
+        .await;
+    assert!(
+        matches!(failed, EngineEvent::ReviewFailed { ref error, .. } if error.contains("evidence names message 0")),
+        "{failed:?}"
+    );
+    sim.event(Duration::from_secs(60), completed).await;
+
+    let calls = sim.llm.calls();
+    assert_eq!(calls.len(), 3);
+    assert!((0..6).all(|i| shows(&calls[0], i)));
+    let context = 6 - lull::reviews::prompt::CONTEXT_MESSAGES;
+    assert!(
+        (0..context).all(|i| !shows(&calls[1], i)),
+        "{}",
+        calls[1].transcript
+    );
+    assert!(
+        (context..14).all(|i| shows(&calls[1], i)),
+        "{}",
+        calls[1].transcript
+    );
+    assert!(calls[1]
+        .transcript
+        .contains("Messages 0 to 5 of this conversation were reviewed before"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rewritten_history_or_a_focus_is_reviewed_whole() {
+    let mut sim = sim().await;
+    sim.submit(conversation("s1", 6)).await;
+    sim.event(Duration::from_secs(60), completed).await;
+
+    // The agent compacted its context: the first message is not what was reviewed.
+    let mut rewritten = conversation("s1", 10);
+    rewritten.messages[0].content = "a summary of the talk so far".into();
+    sim.submit(rewritten).await;
+    sim.event(Duration::from_secs(60), completed).await;
+    assert!(sim.llm.calls()[1]
+        .transcript
+        .contains("a summary of the talk so far"));
+
+    let mut focused = conversation("s2", 6);
+    sim.submit(conversation("s2", 4)).await;
+    sim.event(Duration::from_secs(60), completed).await;
+    focused.focus = Some("the deploy steps".into());
+    sim.submit(focused).await;
+    sim.event(Duration::from_secs(60), completed).await;
+    let calls = sim.llm.calls();
+    assert!(
+        (0..6).all(|i| shows(&calls[3], i)),
+        "{}",
+        calls[3].transcript
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_snapshot_with_nothing_new_completes_without_the_model() {
+    let mut sim = sim().await;
+    sim.submit(conversation("s1", 6)).await;
+    sim.event(Duration::from_secs(60), completed).await;
+    let (id, _) = sim.submit(conversation("s1", 6)).await;
+    sim.event(Duration::from_secs(60), completed).await;
+    assert_eq!(sim.llm.calls().len(), 1);
+    assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Done);
+}

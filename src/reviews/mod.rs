@@ -24,6 +24,7 @@ use crate::gate::{IdleGate, Verdict};
 use crate::llm::{ChatEndpoint, LlmClient, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
+use prompt::Window;
 pub use queue::{Candidate, CandidateProposal, NewReview, Review, ReviewStatus, RunUsage};
 
 /// Failed runs (errors, broken model output) before a review is given up as `failed`.
@@ -327,19 +328,45 @@ impl ReviewWorker {
         pace: Option<&StreamPace>,
     ) -> Result<(Vec<CandidateProposal>, RunUsage), String> {
         let started = Instant::now();
-        let request = prompt::review_request(&review.messages, review.focus.as_deref());
+        let window = self.window(review).await;
+        if window.first_new >= review.messages.len() {
+            tracing::info!(review = %review.id, "nothing new since the session's last review");
+            return Ok((Vec::new(), RunUsage::default()));
+        }
+        let request = prompt::review_request(&review.messages, window, review.focus.as_deref());
         let reply = self
             .llm
             .chat(endpoint, request, pace)
             .await
             .map_err(|err| err.to_string())?;
-        let proposals = prompt::parse_answer(&reply.text, review.messages.len())?;
+        let proposals =
+            prompt::parse_answer(&reply.text, window.shown_from..review.messages.len())?;
         let usage = RunUsage {
             prompt_tokens: reply.prompt_tokens,
             completion_tokens: reply.completion_tokens,
             duration_ms: started.elapsed().as_millis() as u64,
         };
         Ok((proposals, usage))
+    }
+
+    /// What `review` must read: all of it when focused (an explicit request) or new to Lull,
+    /// else what the session's last finished review did not read.
+    async fn window(&self, review: &Review) -> Window {
+        if review.focus.is_some() {
+            return Window::whole();
+        }
+        let (session, messages) = (review.session_key.clone(), review.messages.clone());
+        match self
+            .store
+            .call(move |c| queue::reviewed_prefix(c, &session, &messages))
+            .await
+        {
+            Ok(reviewed) => Window::after(reviewed),
+            Err(err) => {
+                tracing::warn!(review = %review.id, error = %err, "cannot read the session's review progress; reviewing all of it");
+                Window::whole()
+            }
+        }
     }
 
     async fn record_outcome(
@@ -351,14 +378,16 @@ impl ReviewWorker {
         let now = self.gate.clock().now_ms();
         let id = review.id.clone();
         let stored = match result {
-            Ok((proposals, usage)) => self
-                .store
-                .call(move |c| queue::complete(c, &id, &proposals, usage, now))
-                .await
-                .map(|candidates| EngineEvent::ReviewCompleted {
-                    review_id: review.id.clone(),
-                    candidates,
-                }),
+            Ok((proposals, usage)) => {
+                let finished = review.clone();
+                self.store
+                    .call(move |c| queue::complete(c, &finished, &proposals, usage, now))
+                    .await
+                    .map(|candidates| EngineEvent::ReviewCompleted {
+                        review_id: review.id.clone(),
+                        candidates,
+                    })
+            }
             Err(error) => {
                 tracing::warn!(review = %review.id, elapsed_ms = started.elapsed().as_millis() as u64, %error, "review run failed");
                 let message = error.clone();

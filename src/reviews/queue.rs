@@ -3,7 +3,8 @@
 //! Invariants, enforced here and by the schema: at most one `queued` review per session; the
 //! newest snapshot of a session wins; a slot keeps its original enqueue time through coalescing
 //! and requeues; a requeued older snapshot never replaces a newer queued one; a review's
-//! candidates are written in the same transaction that marks it `done`, at most once.
+//! candidates are written in the same transaction that marks it `done`, at most once, together
+//! with how far that review read its session's conversation (`review_progress`).
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use serde::{Deserialize, Serialize};
@@ -453,16 +454,56 @@ pub fn record_failure(
     Ok(status)
 }
 
-/// Marks a running review `done` and stores its candidates, in one transaction.
+/// A digest of a transcript prefix: equal digests mean the same messages in the same order.
+pub fn transcript_digest(messages: &[ChatMessage]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for message in messages {
+        // Length-prefixed, so no two different transcripts run together into the same bytes.
+        for part in [&message.role, &message.content] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+    }
+    format!("{:x}", hasher.finalize())
+}
+
+/// How many leading messages of `messages` an earlier review of `session_key` has read: zero
+/// unless the stored progress is exactly a prefix of this transcript.
+pub fn reviewed_prefix(
+    connection: &Connection,
+    session_key: &str,
+    messages: &[ChatMessage],
+) -> Result<usize, StoreError> {
+    let stored: Option<(usize, String)> = connection
+        .query_row(
+            "SELECT reviewed_messages, digest FROM review_progress WHERE session_key = ?1",
+            [session_key],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    Ok(match stored {
+        Some((reviewed, digest))
+            if reviewed <= messages.len() && transcript_digest(&messages[..reviewed]) == digest =>
+        {
+            reviewed
+        }
+        _ => 0,
+    })
+}
+
+/// Marks a running review `done`, stores its candidates and records that its session is
+/// reviewed up to its snapshot, in one transaction.
 ///
 /// Candidates are keyed by (review, skill, kind), so a replay after a crash adds no twins.
 pub fn complete(
     connection: &mut Connection,
-    id: &str,
+    review: &Review,
     proposals: &[CandidateProposal],
     usage: RunUsage,
     now_ms: i64,
 ) -> Result<usize, StoreError> {
+    let id = review.id.as_str();
     let transaction = connection.transaction()?;
     let mut stored = 0;
     for proposal in proposals {
@@ -489,6 +530,20 @@ pub fn complete(
              duration_ms = ?4, finished_at = ?5, updated_at = ?5
          WHERE id = ?1",
         params![id, usage.prompt_tokens, usage.completion_tokens, usage.duration_ms, now_ms],
+    )?;
+    transaction.execute(
+        "INSERT INTO review_progress (session_key, reviewed_messages, digest, snapshot_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (session_key) DO UPDATE SET reviewed_messages = excluded.reviewed_messages,
+             digest = excluded.digest, snapshot_at = excluded.snapshot_at, updated_at = excluded.updated_at
+         WHERE excluded.snapshot_at >= review_progress.snapshot_at",
+        params![
+            review.session_key,
+            review.messages.len(),
+            transcript_digest(&review.messages),
+            review.snapshot_at,
+            now_ms
+        ],
     )?;
     transaction.commit()?;
     Ok(stored)

@@ -185,10 +185,20 @@ fn on_virtual_clock(trace: &Trace, policy: Policy) -> Result<PolicyMetrics, SimE
 /// One moment of the replay; at equal times they apply in this order.
 #[derive(Debug)]
 enum Step<'a> {
-    TurnEnd { turn: usize, reported: bool },
-    Review { session: &'a str, decode: Duration },
+    TurnEnd {
+        turn: usize,
+        reported: bool,
+    },
+    Review {
+        session: &'a str,
+        turns: u32,
+        decode: Duration,
+    },
     Restart,
-    TurnStart { turn: usize, reported: bool },
+    TurnStart {
+        turn: usize,
+        reported: bool,
+    },
 }
 
 impl Step<'_> {
@@ -232,6 +242,7 @@ async fn drive<L: Learner>(
                     *at,
                     Step::Review {
                         session,
+                        turns: *turns,
                         decode: Duration::from_secs_f64(decode),
                     },
                 ));
@@ -260,8 +271,12 @@ async fn drive<L: Learner>(
                     learner.turn_finished(turn).await?;
                 }
             }
-            Step::Review { session, decode } => {
-                let snapshot = server.submit(session, decode);
+            Step::Review {
+                session,
+                turns,
+                decode,
+            } => {
+                let snapshot = server.submit(session, turns, decode);
                 learner.submit(session, snapshot).await?;
             }
             Step::Restart => learner.restart().await?,

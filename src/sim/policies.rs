@@ -14,12 +14,12 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
-use super::server::{snapshot_text, SimLlm, SimProbe, SimServer, SIM_BASE_URL, SIM_MODEL};
+use super::server::{SimLlm, SimProbe, SimServer, SIM_BASE_URL, SIM_MODEL};
 use super::SimError;
 use crate::config::{Config, Paths};
 use crate::engine::{Engine, ReviewSubmission, Seams};
 use crate::gate::EngineClock;
-use crate::llm::{ChatEndpoint, ChatMessage, ChatRequest, LlmClient};
+use crate::llm::{ChatEndpoint, ChatRequest, LlmClient};
 use crate::server::{CachedProbe, ServerProbe, READING_CACHE_TTL};
 use crate::store::Store;
 
@@ -45,16 +45,10 @@ fn endpoint() -> ChatEndpoint {
     }
 }
 
-fn transcript(snapshot: usize) -> Vec<ChatMessage> {
-    vec![ChatMessage {
-        role: "user".into(),
-        content: snapshot_text(snapshot),
-    }]
-}
-
-fn review_request(snapshot: usize) -> ChatRequest {
+/// What `immediate` and `hermes` send: the whole transcript, every time.
+fn review_request(server: &SimServer, snapshot: usize) -> ChatRequest {
     ChatRequest {
-        messages: transcript(snapshot),
+        messages: server.transcript(snapshot),
         json_schema: None,
         max_tokens: 1024,
     }
@@ -91,8 +85,9 @@ impl Learner for Immediate {
     async fn submit(&mut self, _session: &str, snapshot: usize) -> Result<(), SimError> {
         while self.running.try_join_next().is_some() {}
         let llm = self.llm.clone();
+        let request = review_request(&self.server, snapshot);
         self.running.spawn(async move {
-            let _ = llm.chat(&endpoint(), review_request(snapshot), None).await;
+            let _ = llm.chat(&endpoint(), request, None).await;
         });
         Ok(())
     }
@@ -182,7 +177,7 @@ impl Hermes {
 
 async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<HermesShared>) {
     let probe = SimProbe::new(server.clone(), incarnation);
-    let llm = SimLlm::new(server, incarnation);
+    let llm = SimLlm::new(server.clone(), incarnation);
     loop {
         tokio::time::sleep(HERMES_POLL).await;
         {
@@ -220,7 +215,7 @@ async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<Her
                     None => {}
                 }
             }
-            _ = llm.chat(&endpoint, review_request(item.snapshot), None) => {}
+            _ = llm.chat(&endpoint, review_request(&server, item.snapshot), None) => {}
         }
     }
 }
@@ -384,7 +379,7 @@ impl Learner for Production {
         self.engine
             .submit_review(ReviewSubmission {
                 session_key: session.to_string(),
-                messages: transcript(snapshot),
+                messages: self.server.transcript(snapshot),
                 focus: None,
                 snapshot_at: None,
                 runtime: None,

@@ -18,7 +18,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use crate::llm::{ChatEndpoint, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace};
+use crate::llm::{
+    ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace,
+};
 use crate::server::{
     ModelReading, ModelStatus, ReadingFuture, ServerMode, ServerProbe, ServerReading, ServerState,
 };
@@ -35,21 +37,27 @@ const TOKEN_STEP: Duration = Duration::from_millis(100);
 /// client's prompt (1.3–3 s measured on llama.cpp). Completion time is not stretched: the model
 /// keeps the review's modelled decode time, and only the stream's pace shows the contention.
 const CONTENDED_STEP: Duration = Duration::from_secs(2);
-/// Marks the snapshot a review request is about, inside the transcript it sends.
-const SNAPSHOT_MARK: &str = "lull-sim-snapshot:";
+/// Starts every transcript message, followed by `<session number>:<message index>`.
+const MESSAGE_MARK: &str = "lull-sim-message ";
 
-/// The transcript text of a snapshot: what the agent submits, and what the simulated model reads
-/// back to know which snapshot a request reviews.
-pub fn snapshot_text(snapshot: usize) -> String {
-    format!("{SNAPSHOT_MARK}{snapshot}")
-}
-
-fn snapshot_of(request: &ChatRequest) -> Option<usize> {
-    request.messages.iter().find_map(|message| {
-        let rest = &message.content[message.content.find(SNAPSHOT_MARK)? + SNAPSHOT_MARK.len()..];
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse().ok()
-    })
+/// What a request shows of a transcript: its session number, the highest message index and the
+/// number of messages, read from the marks wherever the prompt quotes them.
+fn shown_messages(request: &ChatRequest) -> Option<(usize, usize, usize)> {
+    let mut seen = None;
+    for message in &request.messages {
+        for (at, _) in message.content.match_indices(MESSAGE_MARK) {
+            let rest = &message.content[at + MESSAGE_MARK.len()..];
+            let number = |text: &str| -> Option<(usize, usize)> {
+                let digits = text.chars().take_while(char::is_ascii_digit).count();
+                Some((text[..digits].parse().ok()?, digits))
+            };
+            let (session, width) = number(rest)?;
+            let (index, _) = number(rest[width..].strip_prefix(':')?)?;
+            let (_, last, count) = seen.unwrap_or((session, index, 0));
+            seen = Some((session, last.max(index), count + 1));
+        }
+    }
+    seen
 }
 
 /// One submitted snapshot.
@@ -59,8 +67,30 @@ pub struct Snapshot {
     pub session: String,
     /// When the agent submitted it.
     pub submitted: Instant,
-    /// How long reviewing it decodes.
+    /// Turns in it.
+    pub turns: u32,
+    /// How long reviewing all of it decodes.
     pub decode: Duration,
+}
+
+impl Snapshot {
+    /// Messages in its transcript: a person's message and the agent's answer per turn.
+    fn n_messages(&self) -> usize {
+        (2 * self.turns as usize).max(1)
+    }
+
+    /// How long a review decodes that is shown `shown` of its messages: the fixed part of
+    /// [`super::trace::DECODE_BASE_S`] plus the per-message rest in proportion.
+    fn decode_of(&self, shown: usize) -> Duration {
+        let total = self.n_messages();
+        if shown >= total {
+            return self.decode;
+        }
+        let base = self
+            .decode
+            .min(Duration::from_secs_f64(super::trace::DECODE_BASE_S));
+        base + (self.decode - base).mul_f64(shown as f64 / total as f64)
+    }
 }
 
 struct Learning {
@@ -167,15 +197,35 @@ impl SimServer {
         state.live_turns = state.live_turns.saturating_sub(1);
     }
 
-    /// Records a submitted snapshot and returns its number.
-    pub fn submit(&self, session: &str, decode: Duration) -> usize {
+    /// Records a submitted snapshot of `turns` turns and returns its number.
+    pub fn submit(&self, session: &str, turns: u32, decode: Duration) -> usize {
         let mut state = self.state();
         state.snapshots.push(Snapshot {
             session: session.to_string(),
             submitted: Instant::now(),
+            turns,
             decode,
         });
         state.snapshots.len() - 1
+    }
+
+    /// The transcript the agent submits for `snapshot`. A session's transcripts grow: each is the
+    /// one before plus new turns, message for message. Every message is marked with its session
+    /// and index, so the simulated model knows what a request reviews and how much it shows.
+    pub fn transcript(&self, snapshot: usize) -> Vec<ChatMessage> {
+        let state = self.state();
+        let wanted = &state.snapshots[snapshot];
+        let session = state
+            .snapshots
+            .iter()
+            .position(|other| other.session == wanted.session)
+            .expect("the snapshot's own session");
+        (0..wanted.n_messages())
+            .map(|index| ChatMessage {
+                role: if index % 2 == 0 { "user" } else { "assistant" }.into(),
+                content: format!("{MESSAGE_MARK}{session}:{index}"),
+            })
+            .collect()
     }
 
     /// Ends an incarnation of the learning process: its decoding requests stop now.
@@ -232,11 +282,22 @@ impl SimServer {
         }
     }
 
-    /// Starts decoding a review of `snapshot`; `None` when the snapshot is unknown.
-    fn begin(&self, snapshot: usize, incarnation: u64) -> Option<(u64, Duration)> {
+    /// Starts decoding a review of the latest snapshot of `session` (numbered as in
+    /// [`SimServer::transcript`]) that ends at message `last`, showing `shown` of its messages.
+    /// Returns the request's id, the snapshot and the decode time; `None` for no such snapshot.
+    fn begin(
+        &self,
+        (session, last, shown): (usize, usize, usize),
+        incarnation: u64,
+    ) -> Option<(u64, usize, Duration)> {
         let now = Instant::now();
         let mut state = self.state();
-        let decode = state.snapshots.get(snapshot)?.decode;
+        let session = &state.snapshots.get(session)?.session;
+        let snapshot = state
+            .snapshots
+            .iter()
+            .rposition(|s| &s.session == session && s.n_messages() == last + 1)?;
+        let decode = state.snapshots[snapshot].decode_of(shown);
         state.book(now);
         state.meters.llm_requests += 1;
         let id = state.next_request;
@@ -248,7 +309,7 @@ impl SimServer {
                 started: now,
             },
         );
-        Some((id, decode))
+        Some((id, snapshot, decode))
     }
 
     /// The request decoded to its end; false if its process died meanwhile.
@@ -383,11 +444,11 @@ impl LlmClient for SimLlm {
                 url: endpoint.base_url.clone(),
                 message: message.to_string(),
             };
-            let snapshot = snapshot_of(&request)
-                .ok_or_else(|| protocol("the request names no simulated snapshot"))?;
-            let (id, decode) = self
+            let shown = shown_messages(&request)
+                .ok_or_else(|| protocol("the request shows no simulated transcript"))?;
+            let (id, snapshot, decode) = self
                 .server
-                .begin(snapshot, self.incarnation)
+                .begin(shown, self.incarnation)
                 .ok_or_else(|| protocol("unknown simulated snapshot"))?;
             let mut guard = DropGuard {
                 server: self.server.clone(),

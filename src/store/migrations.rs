@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_foundation.sql"),
     include_str!("../../migrations/0002_reviews.sql"),
     include_str!("../../migrations/0003_routing.sql"),
+    include_str!("../../migrations/0004_review_progress.sql"),
 ];
 
 /// The schema version this build writes.
