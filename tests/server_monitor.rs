@@ -314,11 +314,12 @@ async fn no_request_reaches_the_server_while_nobody_asks() {
         println!("requests to the server over {window:?} while nothing waits: {stray}");
         assert_eq!(stray, 0);
 
-        // Ten askers at once cost one probe: they share the one in flight.
+        // Ten askers at once cost one probe: they share the one in flight. A known single-model
+        // server costs /props and /slots; a router /health, /models and one /slots per loaded model.
         futures_util::future::join_all((0..10).map(|_| monitor.read())).await;
         let one_probe = server.total_requests();
         assert!(
-            (3..=4).contains(&one_probe),
+            (2..=3).contains(&one_probe),
             "a burst cost {one_probe} requests"
         );
 

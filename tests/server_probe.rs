@@ -53,6 +53,43 @@ async fn probe_with(fixture: &Fixture, server: &StandIn) -> ServerReading {
 }
 
 #[tokio::test]
+async fn a_known_single_model_server_costs_two_requests_a_probe() {
+    let fixture = fixture();
+    let server = StandIn::start(StandInConfig::single("tiny")).await.unwrap();
+    probe_with(&fixture, &server).await;
+    server.reset_counters();
+
+    let reading = fixture.probe.probe().await;
+    assert_eq!(reading.models, vec![model("tiny", ModelStatus::Loaded, 0)]);
+    assert_eq!(server.requests(Endpoint::Health), 0);
+    assert_eq!(server.requests(Endpoint::Models), 0);
+    assert_eq!(server.requests(Endpoint::Slots), 1);
+    assert_eq!(server.total_requests(), 2, "/props and /slots");
+
+    // While it loads, /props says so: the reading is `starting`, and the next one asks all.
+    server.set_ready(false);
+    assert_eq!(fixture.probe.probe().await.state, ServerState::Starting);
+    server.set_ready(true);
+    server.reset_counters();
+    assert_eq!(fixture.probe.probe().await.state, ServerState::Ready);
+    assert_eq!(server.requests(Endpoint::Health), 1);
+
+    // Another live process behind the same URL (a new pid) is asked everything again.
+    server
+        .write_state_file(&fixture.state_file, std::os::unix::process::parent_id())
+        .unwrap();
+    server.reset_counters();
+    assert_eq!(fixture.probe.probe().await.state, ServerState::Ready);
+    assert_eq!(
+        (
+            server.requests(Endpoint::Health),
+            server.requests(Endpoint::Models)
+        ),
+        (1, 1)
+    );
+}
+
+#[tokio::test]
 async fn single_mode_ready_idle_then_busy() {
     let fixture = fixture();
     let server = StandIn::start(StandInConfig::single("tiny").with_api_key("k"))

@@ -101,10 +101,30 @@ fn another_clients_turn_preempts_lull_within_a_second_but_not_hermes() {
     );
     assert!(
         policies.lull.contention_s > 0.0 && policies.lull.contention_s <= 1.0,
-        "lull notices within one preemption check: {}",
+        "lull notices from its own stream's pace: {}",
         policies.lull.contention_s
     );
     assert_eq!(policies.lull.lost, 0);
+}
+
+#[test]
+fn lull_reviews_only_what_is_new_in_a_longer_snapshot() {
+    // Two snapshots of one session, 10 then 20 turns, on an idle server.
+    let review_of = |at: f64, turns: u32| TraceEvent::Review {
+        at,
+        session: "s1".into(),
+        turns,
+        decode_s: None,
+    };
+    let simulation = run(&trace(vec![review_of(0.0, 10), review_of(100.0, 20)])).unwrap();
+    let policies = &simulation.policies;
+    // Immediate reads all 20 turns again: 20 s + 2 s × 20.
+    assert_eq!(policies.immediate.delay_p95_s, 60.0);
+    // Lull reads the 10 new turns and 2 turns of context: 20 s + 2 s × 12.
+    assert_eq!(policies.lull.delay_p95_s, 44.0);
+    // One reading before each run: the whole sequence first, then `/props` and `/slots`.
+    assert_eq!(policies.lull.server_requests, 4 + 2 + 2);
+    assert_eq!(policies.hermes.server_requests, 4);
 }
 
 #[test]
@@ -167,36 +187,29 @@ fn lull_loses_no_review_where_hermes_loses_some_to_restarts() {
 }
 
 #[test]
-fn lull_median_delay_compared_with_hermes() {
+fn lull_median_delay_is_no_worse_than_hermes() {
     for (seed, day) in days() {
         let (lull, hermes) = (&day.policies.lull, &day.policies.hermes);
-        // FIXME(issue 6): the target is `lull.delay_p50_s <= hermes.delay_p50_s`. It holds on
-        // about two days in three. Lull starts 0–5 s sooner than Hermes' 5 s poll on most
-        // reviews, but a review it drops for another client's turn restarts from scratch
-        // (Hermes decodes on, into that turn), and Hermes' median omits the reviews it lost.
         assert!(
-            lull.delay_p50_s <= 1.3 * hermes.delay_p50_s,
-            "seed {seed}: {} s vs {} s",
+            lull.delay_p50_s <= hermes.delay_p50_s,
+            "seed {seed}: {} s vs {} s\n{}",
             lull.delay_p50_s,
-            hermes.delay_p50_s
+            hermes.delay_p50_s,
+            day.table()
         );
     }
 }
 
 #[test]
-fn lull_wasted_decode_compared_with_hermes() {
+fn lull_wastes_no_more_decode_than_hermes() {
     for (seed, day) in days() {
         let (lull, hermes) = (&day.policies.lull, &day.policies.hermes);
-        // FIXME(issue 4/6): the target is `lull.wasted_s <= hermes.wasted_s`; today lull wastes
-        // 1.0–1.9× as much. After a preemption the gate retries after the same 15 s settle
-        // window, so inside a burst of prompts the same review starts and is dropped again and
-        // again until the burst ends (Hermes gives up after 3 runs and loses the review), and
-        // lull also drops work for other clients' turns.
         assert!(
-            lull.wasted_s <= 2.0 * hermes.wasted_s,
-            "seed {seed}: {} s vs {} s",
+            lull.wasted_s <= hermes.wasted_s,
+            "seed {seed}: {} s vs {} s\n{}",
             lull.wasted_s,
-            hermes.wasted_s
+            hermes.wasted_s,
+            day.table()
         );
     }
 }
@@ -205,17 +218,19 @@ fn lull_wasted_decode_compared_with_hermes() {
 fn lull_server_requests_compared_with_hermes() {
     for (seed, day) in days() {
         let (lull, hermes) = (&day.policies.lull, &day.policies.hermes);
-        // FIXME(issue 6): the target is `lull.server_requests < hermes.server_requests`; lull
-        // makes ~1.3× as many: one read and one request per dispatch, like Hermes, but more
-        // dispatches (it never gives a review up). Running work reads only when its stream
-        // stalls, so reads while running stay a handful.
+        // Running work reads the server only when its own stream stalls: a handful a day.
         assert!(
             lull.detail.probe_reads_running <= 12,
             "seed {seed}: {} reads while running",
             lull.detail.probe_reads_running
         );
+        // FIXME(issue 6): the target is `lull.server_requests < hermes.server_requests`; lull
+        // makes 1.6–2.3× as many (14 seeds). Each of its readings costs two requests (`/props` before
+        // `/slots`, so it never wakes a sleeping model, which Hermes' bare `/slots` does), and
+        // it dispatches more often: it never gives a review up, where Hermes drops one after 3
+        // runs or loses its queue in a restart.
         assert!(
-            lull.server_requests < 2 * hermes.server_requests,
+            lull.server_requests < 3 * hermes.server_requests,
             "seed {seed}: {} vs {}",
             lull.server_requests,
             hermes.server_requests

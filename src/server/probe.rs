@@ -3,11 +3,12 @@
 //! One probe is `GET /health`, then `GET /models` (falling back to `GET /v1/models` on a server
 //! that lacks it), then `GET /slots` — once in single-model mode (after `GET /props` says the
 //! model is not asleep), once per **loaded** model with `?model=<id>&autoload=false` in router
-//! mode. None of these wakes a model: `/health`, `/models` and `/props` are exempt from
+//! mode. A single-model server's model list is remembered for its process (base URL and pid),
+//! so later probes of it ask only `/props` and `/slots`. None of these wakes a model: `/health`, `/models` and `/props` are exempt from
 //! llama-server's idle timer; `/slots` is not (the real server wakes a sleeping model on it, in
 //! both modes), so it is only asked of models known to be awake, and `autoload=false` makes the
-//! router refuse rather than load if a model was unloaded in between. Every request has a short timeout, so a hung server costs the caller at most a few
-//! seconds and reads `unreachable`.
+//! router refuse rather than load if a model was unloaded in between. Every request has a short
+//! timeout, so a hung server costs the caller at most a few seconds and reads `unreachable`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -79,7 +80,12 @@ pub struct HttpProbe {
     state_file: PathBuf,
     client: reqwest::Client,
     config: ProbeConfig,
+    /// The models of the single-model server last read, keyed by its base URL and pid.
+    single_models: Arc<Mutex<Option<(SingleServer, Vec<ModelReading>)>>>,
 }
+
+/// Which single-model server process a remembered model list belongs to.
+type SingleServer = (String, Option<u32>);
 
 /// Why one HTTP step failed; turned into a reading's state and reason.
 enum StepError {
@@ -104,6 +110,7 @@ impl HttpProbe {
             state_file: state_file.into(),
             client,
             config,
+            single_models: Arc::default(),
         })
     }
 
@@ -161,11 +168,48 @@ impl HttpProbe {
     }
 
     async fn probe_steps(&self, record: &StateFileRecord) -> Result<ServerReading, StepError> {
+        let server = (record.base_url.clone(), record.pid);
+        let remembered = self
+            .single_models
+            .lock()
+            .expect("single_models lock")
+            .as_ref()
+            .filter(|(known, _)| *known == server)
+            .map(|(_, models)| models.clone());
+        let steps = self.steps(record, remembered).await;
+        let mut single_models = self.single_models.lock().expect("single_models lock");
+        *single_models = match &steps {
+            Ok(reading) if reading.mode == Some(ServerMode::Single) => {
+                let mut models = reading.models.clone();
+                for model in &mut models {
+                    (model.status, model.busy_slots) = (ModelStatus::Loaded, 0);
+                }
+                Some((server, models))
+            }
+            // Anything else (an error, router mode) asks for the whole sequence next time.
+            _ => None,
+        };
+        steps
+    }
+
+    /// The HTTP steps of one reading. A single-model server's model list cannot change while
+    /// its process lives, so with `remembered` models it asks only `/props` and `/slots` (both
+    /// answer 503 while the model loads, which `/health` would otherwise have said).
+    async fn steps(
+        &self,
+        record: &StateFileRecord,
+        remembered: Option<Vec<ModelReading>>,
+    ) -> Result<ServerReading, StepError> {
         let origin = server_origin(&record.base_url);
         let key = record.api_key.as_ref().map(|key| key.expose());
 
-        self.health(&origin, key).await?;
-        let (mode, mut models) = self.models(&origin, key).await?;
+        let (mode, mut models) = match remembered {
+            Some(models) => (ServerMode::Single, models),
+            None => {
+                self.health(&origin, key).await?;
+                self.models(&origin, key).await?
+            }
+        };
         let mut unknown_slots = None;
         match mode {
             ServerMode::Single if self.is_sleeping(&origin, key).await? => {

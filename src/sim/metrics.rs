@@ -35,8 +35,10 @@ pub struct PolicyMetrics {
 /// Counts behind a policy's figures.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PolicyDetail {
-    /// Probe reads (`GET /slots`).
+    /// Readings of the server (one `GET /slots` for Hermes; `/props` and `/slots` for Lull).
     pub probe_reads: u64,
+    /// The HTTP requests those readings cost.
+    pub probe_requests: u64,
     /// Probe reads made while a review decoded (checking for preemption).
     pub probe_reads_running: u64,
     /// Review requests.
@@ -79,9 +81,10 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
         delay_p50_s: round(percentile(&delays, 0.50)),
         delay_p95_s: round(percentile(&delays, 0.95)),
         wasted_s: round(tally.wasted_s),
-        server_requests: tally.probe_reads + tally.llm_requests,
+        server_requests: tally.probe_requests + tally.llm_requests,
         detail: PolicyDetail {
             probe_reads: tally.probe_reads,
+            probe_requests: tally.probe_requests,
             probe_reads_running: tally.probe_reads_running,
             llm_requests: tally.llm_requests,
             preemptions: tally.preemptions,

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
-use super::server::{SimLlm, SimProbe, SimServer, SIM_BASE_URL, SIM_MODEL};
+use super::server::{ReadingCost, SimLlm, SimProbe, SimServer, SIM_BASE_URL, SIM_MODEL};
 use super::SimError;
 use crate::config::{Config, Paths};
 use crate::engine::{Engine, ReviewSubmission, Seams};
@@ -176,7 +176,7 @@ impl Hermes {
 }
 
 async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<HermesShared>) {
-    let probe = SimProbe::new(server.clone(), incarnation);
+    let probe = SimProbe::new(server.clone(), incarnation, ReadingCost::SlotsOnly);
     let llm = SimLlm::new(server.clone(), incarnation);
     loop {
         tokio::time::sleep(HERMES_POLL).await;
@@ -317,7 +317,7 @@ async fn open_engine(
     paths: &Paths,
 ) -> Result<(Engine, EngineClock), SimError> {
     let probe: Arc<dyn ServerProbe> = Arc::new(CachedProbe::new(
-        SimProbe::new(server.clone(), incarnation),
+        SimProbe::new(server.clone(), incarnation, ReadingCost::Production),
         READING_CACHE_TTL,
     ));
     let seams = Seams {

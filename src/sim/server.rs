@@ -104,6 +104,7 @@ struct Meters {
     wasted_s: f64,
     killed_s: f64,
     probe_reads: u64,
+    probe_requests: u64,
     probe_reads_running: u64,
     llm_requests: u64,
     preemptions: u64,
@@ -143,6 +144,8 @@ pub struct Tally {
     pub killed_s: f64,
     /// `GET /slots`-style reads of the server.
     pub probe_reads: u64,
+    /// The HTTP requests those readings cost.
+    pub probe_requests: u64,
     /// Those made while a learning request decoded (checks for preemption).
     pub probe_reads_running: u64,
     /// Review requests sent to the server.
@@ -256,10 +259,11 @@ impl SimServer {
         self.state().dead.contains(&incarnation)
     }
 
-    /// What `/slots` shows now; counts one server request.
-    fn read(&self) -> ServerReading {
+    /// What a probe sees now; counts one reading of `requests` HTTP requests.
+    fn read(&self, requests: u64) -> ServerReading {
         let mut state = self.state();
         state.meters.probe_reads += 1;
+        state.meters.probe_requests += requests;
         if !state.learning.is_empty() {
             state.meters.probe_reads_running += 1;
         }
@@ -344,6 +348,7 @@ impl SimServer {
             wasted_s: state.meters.wasted_s,
             killed_s: state.meters.killed_s,
             probe_reads: state.meters.probe_reads,
+            probe_requests: state.meters.probe_requests,
             probe_reads_running: state.meters.probe_reads_running,
             llm_requests: state.meters.llm_requests,
             preemptions: state.meters.preemptions,
@@ -353,18 +358,33 @@ impl SimServer {
     }
 }
 
-/// One incarnation's view of the server's `/slots`.
+/// What one reading costs in HTTP requests.
+#[derive(Debug, Clone, Copy)]
+pub enum ReadingCost {
+    /// `GET /slots` and nothing else (Hermes' poll).
+    SlotsOnly,
+    /// What Lull's [`crate::server::HttpProbe`] asks a ready single-model server: `/health`,
+    /// `/models`, `/props`, `/slots` the first time, then `/props` and `/slots` (it remembers
+    /// the model list for the server's process; `tests/server_probe.rs` checks both counts).
+    Production,
+}
+
+/// One incarnation's view of the server.
 pub struct SimProbe {
     server: Arc<SimServer>,
     incarnation: u64,
+    cost: ReadingCost,
+    first: std::sync::atomic::AtomicBool,
 }
 
 impl SimProbe {
-    /// The probe of process `incarnation`.
-    pub fn new(server: Arc<SimServer>, incarnation: u64) -> SimProbe {
+    /// The probe of process `incarnation`, whose readings cost `cost`.
+    pub fn new(server: Arc<SimServer>, incarnation: u64, cost: ReadingCost) -> SimProbe {
         SimProbe {
             server,
             incarnation,
+            cost,
+            first: std::sync::atomic::AtomicBool::new(true),
         }
     }
 }
@@ -374,7 +394,13 @@ impl ServerProbe for SimProbe {
         if self.server.is_dead(self.incarnation) {
             return Box::pin(std::future::pending());
         }
-        Box::pin(std::future::ready(self.server.read()))
+        let first = self.first.swap(false, std::sync::atomic::Ordering::Relaxed);
+        let requests = match (self.cost, first) {
+            (ReadingCost::SlotsOnly, _) => 1,
+            (ReadingCost::Production, true) => 4,
+            (ReadingCost::Production, false) => 2,
+        };
+        Box::pin(std::future::ready(self.server.read(requests)))
     }
 }
 
