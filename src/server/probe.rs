@@ -81,11 +81,11 @@ pub struct HttpProbe {
     client: reqwest::Client,
     config: ProbeConfig,
     /// The models of the single-model server last read, keyed by its base URL and pid.
-    single_models: Arc<Mutex<Option<(SingleServer, Vec<ModelReading>)>>>,
+    single_models: Arc<Mutex<Option<KnownModels>>>,
 }
 
-/// Which single-model server process a remembered model list belongs to.
-type SingleServer = (String, Option<u32>);
+/// A single-model server process (base URL and pid) and its model list.
+type KnownModels = ((String, Option<u32>), Vec<ModelReading>);
 
 /// Why one HTTP step failed; turned into a reading's state and reason.
 enum StepError {
