@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use lull::config::Config;
 use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
-use lull::llm::{ChatEndpoint, ChatMessage, ChatRequest, HttpLlmClient, LlmClient};
+use lull::llm::{ChatEndpoint, ChatMessage, ChatRequest, HttpLlmClient, LlmClient, StreamPace};
 use lull::reviews::ReviewStatus;
 use lull::server::{ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState};
 use lull::{Engine, Paths};
@@ -45,11 +45,24 @@ fn server_binary() -> Option<PathBuf> {
     }
 }
 
-fn write_tiny_model(dir: &Path) -> PathBuf {
+/// The one-slot, one-thread server of most tests, with the script's smallest model.
+const TINY: ServerShape = ServerShape {
+    model_args: &[],
+    server_args: &["-c", "4096", "-np", "1", "--threads", "1"],
+};
+
+/// The model the script writes and how the server runs it.
+struct ServerShape {
+    model_args: &'static [&'static str],
+    server_args: &'static [&'static str],
+}
+
+fn write_tiny_model(dir: &Path, model_args: &[&str]) -> PathBuf {
     let model = dir.join("lull-tiny.gguf");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/llama/make_tiny_gguf.py");
     let output = Command::new("python3")
         .arg(script)
+        .args(model_args)
         .arg(&model)
         .output()
         .unwrap();
@@ -70,8 +83,13 @@ fn free_port() -> u16 {
 }
 
 /// Starts `llama-server -m <tiny model>` and writes the supervisor's state file for it.
-fn start_real_server(binary: &Path, dir: &Path, state_file: &Path) -> RealServer {
-    let model = write_tiny_model(dir);
+fn start_real_server(
+    binary: &Path,
+    dir: &Path,
+    state_file: &Path,
+    shape: &ServerShape,
+) -> RealServer {
+    let model = write_tiny_model(dir, shape.model_args);
     let port = free_port();
     let child = Command::new(binary)
         .arg("-m")
@@ -84,7 +102,8 @@ fn start_real_server(binary: &Path, dir: &Path, state_file: &Path) -> RealServer
             "--api-key",
             API_KEY,
         ])
-        .args(["-c", "4096", "-np", "1", "--threads", "1", "--no-webui"])
+        .args(shape.server_args)
+        .arg("--no-webui")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -127,7 +146,7 @@ async fn state_file_to_ready_busy_slot_and_freed_within_a_second_of_the_drop() {
     assert_eq!(monitor.read().await.state, ServerState::Absent);
 
     std::fs::create_dir_all(state_file.parent().unwrap()).unwrap();
-    let server = start_real_server(&binary, dir.path(), &state_file);
+    let server = start_real_server(&binary, dir.path(), &state_file, &TINY);
     let (ready, _) = wait_for_reading(&monitor, Duration::from_secs(60), |r| {
         r.state == ServerState::Ready
     })
@@ -182,7 +201,7 @@ async fn a_review_runs_is_preempted_and_ends_cleanly_on_the_real_server() {
     };
     let dir = tempfile::tempdir().unwrap();
     let state_file = dir.path().join("server.json");
-    let server = start_real_server(&binary, dir.path(), &state_file);
+    let server = start_real_server(&binary, dir.path(), &state_file, &TINY);
 
     let mut config = Config::default();
     config.server.state_file = state_file.clone();
@@ -263,4 +282,103 @@ async fn a_review_runs_is_preempted_and_ends_cleanly_on_the_real_server() {
     assert!(review.attempts >= 2);
     engine.shutdown().await;
     drop(server);
+}
+
+/// Measured on the real server, not assumed: another client's long prompt stalls our stream,
+/// and [`StreamPace`] (what running work watches instead of polling `/slots`) notices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_clients_prompt_stalls_our_stream_on_the_real_server() {
+    let Some(binary) = server_binary() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let state_file = dir.path().join("server.json");
+    // Two slots, and a model large enough that a long prompt takes the CPU a while to read.
+    let shape = ServerShape {
+        model_args: &[
+            "--layers",
+            "8",
+            "--embd",
+            "512",
+            "--heads",
+            "8",
+            "--kv-heads",
+            "8",
+            "--ff",
+            "1536",
+            "--ctx",
+            "8192",
+        ],
+        server_args: &["-c", "16384", "-np", "2", "--threads", "2"],
+    };
+    let server = start_real_server(&binary, dir.path(), &state_file, &shape);
+    let monitor = ServerMonitor::start(MonitorConfig::new(&state_file))
+        .await
+        .unwrap();
+    wait_for_reading(&monitor, Duration::from_secs(60), |r| {
+        r.state == ServerState::Ready
+    })
+    .await;
+
+    let endpoint = ChatEndpoint {
+        base_url: server.base_url.clone(),
+        api_key: Some(API_KEY.into()),
+        model: "tiny".into(),
+    };
+    let pace = StreamPace::new();
+    let ours = {
+        let (endpoint, pace) = (endpoint.clone(), pace.clone());
+        let request = ChatRequest {
+            messages: vec![ChatMessage {
+                role: "user".into(),
+                content: "tell me a long story".into(),
+            }],
+            json_schema: None,
+            max_tokens: 4000,
+        };
+        tokio::spawn(async move {
+            HttpLlmClient::default()
+                .chat(&endpoint, request, Some(&pace))
+                .await
+        })
+    };
+    // Alone on the server, our stream keeps its pace.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), pace.stalled())
+            .await
+            .is_err(),
+        "our stream stalled with nobody else on the server"
+    );
+    assert!(!ours.is_finished(), "our answer ended too soon to measure");
+
+    let long_prompt: String = (0..400).map(|i| format!("word{i} ")).collect();
+    let other = {
+        let url = format!("{}/chat/completions", server.base_url);
+        tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(url)
+                .bearer_auth(API_KEY)
+                .json(&serde_json::json!({
+                    "messages": [{"role": "user", "content": long_prompt}],
+                    "max_tokens": 4,
+                }))
+                .send()
+                .await
+                .map(|response| response.status())
+        })
+    };
+    let started = Instant::now();
+    tokio::time::timeout(Duration::from_secs(20), pace.stalled())
+        .await
+        .expect("our stream never stalled while another client's prompt was read");
+    let noticed_after = started.elapsed();
+    println!("our stream stalled {noticed_after:?} after another client sent a ~4k-token prompt");
+    assert!(noticed_after < Duration::from_secs(5));
+    assert!(
+        !ours.is_finished(),
+        "the stall was not the end of our answer"
+    );
+    ours.abort();
+    assert!(other.await.unwrap().unwrap().is_success());
 }

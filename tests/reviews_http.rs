@@ -157,6 +157,53 @@ async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_la
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_client_slows_our_stream_and_one_slots_read_confirms_the_preemption() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StandInConfig::single("tiny")
+        .with_pace(Duration::from_millis(20))
+        .with_contention_factor(100.0);
+    let (server, state_file) = managed_stand_in(dir.path(), config).await;
+    server.push_reply("tiny", slow_valid_answer());
+
+    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
+        .await
+        .unwrap();
+    let mut events = engine.events().subscribe();
+    engine.submit_review(submission("s1")).await.unwrap();
+    wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 1).await;
+    assert_eq!(server.chat_requests()[0]["return_progress"], true);
+
+    // A stream that keeps its pace costs no request.
+    let slots_while_running = server.requests(Endpoint::Slots);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(server.requests(Endpoint::Slots), slots_while_running);
+
+    // An editor plugin starts a request on the other slot: our tokens slow to one per 2 s.
+    let started = Instant::now();
+    server.set_busy("tiny", 1, true);
+    wait_until(Duration::from_secs(3), || !server.stream_drops().is_empty()).await;
+    let dropped_after = server.stream_drops()[0].at - started;
+    assert!(
+        dropped_after <= Duration::from_millis(1500),
+        "dropped {dropped_after:?} after the other client started"
+    );
+    assert_eq!(
+        server.requests(Endpoint::Slots),
+        slots_while_running + 1,
+        "one read confirmed the stall"
+    );
+    let event = next_event(&mut events, Duration::from_secs(2), |e| {
+        matches!(e, EngineEvent::ReviewPreempted { .. })
+    })
+    .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewPreempted { ref reason, .. } if reason.contains("another client")),
+        "{event:?}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broken_output_over_http_fails_after_three_attempts() {
     let dir = tempfile::tempdir().unwrap();
     let config = StandInConfig::single("tiny").with_pace(Duration::from_millis(1));
