@@ -114,6 +114,37 @@ fn start_real_server(
     RealServer { child, base_url }
 }
 
+impl RealServer {
+    /// Where to send chat requests for `model`.
+    fn endpoint(&self, model: &str) -> ChatEndpoint {
+        ChatEndpoint {
+            base_url: self.base_url.clone(),
+            api_key: Some(API_KEY.into()),
+            model: model.into(),
+        }
+    }
+}
+
+/// Streams a long answer (the tiny model never stops on its own) in a task of its own.
+fn long_story(
+    endpoint: ChatEndpoint,
+    pace: Option<StreamPace>,
+) -> tokio::task::JoinHandle<Result<lull::llm::ChatReply, lull::llm::LlmError>> {
+    let request = ChatRequest {
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "tell me a long story".into(),
+        }],
+        json_schema: None,
+        max_tokens: 4000,
+    };
+    tokio::spawn(async move {
+        HttpLlmClient::default()
+            .chat(&endpoint, request, pace.as_ref())
+            .await
+    })
+}
+
 async fn wait_for_reading(
     monitor: &ServerMonitor,
     limit: Duration,
@@ -156,24 +187,7 @@ async fn state_file_to_ready_busy_slot_and_freed_within_a_second_of_the_drop() {
     assert_eq!(ready.models[0].status, ModelStatus::Loaded);
     assert!(ready.idle, "{ready:?}");
 
-    let endpoint = ChatEndpoint {
-        base_url: server.base_url.clone(),
-        api_key: Some(API_KEY.into()),
-        model: ready.models[0].id.clone(),
-    };
-    let request = ChatRequest {
-        messages: vec![ChatMessage {
-            role: "user".into(),
-            content: "tell me a long story".into(),
-        }],
-        json_schema: None,
-        max_tokens: 4000,
-    };
-    let stream = tokio::spawn(async move {
-        HttpLlmClient::default()
-            .chat(&endpoint, request, None)
-            .await
-    });
+    let stream = long_story(server.endpoint(&ready.models[0].id), None);
     let (busy, _) =
         wait_for_reading(&monitor, Duration::from_secs(10), |r| r.n_busy_slots() == 1).await;
     assert!(!busy.idle);
@@ -320,28 +334,8 @@ async fn another_clients_prompt_stalls_our_stream_on_the_real_server() {
     })
     .await;
 
-    let endpoint = ChatEndpoint {
-        base_url: server.base_url.clone(),
-        api_key: Some(API_KEY.into()),
-        model: "tiny".into(),
-    };
     let pace = StreamPace::new();
-    let ours = {
-        let (endpoint, pace) = (endpoint.clone(), pace.clone());
-        let request = ChatRequest {
-            messages: vec![ChatMessage {
-                role: "user".into(),
-                content: "tell me a long story".into(),
-            }],
-            json_schema: None,
-            max_tokens: 4000,
-        };
-        tokio::spawn(async move {
-            HttpLlmClient::default()
-                .chat(&endpoint, request, Some(&pace))
-                .await
-        })
-    };
+    let ours = long_story(server.endpoint("tiny"), Some(pace.clone()));
     // Alone on the server, our stream keeps its pace.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(

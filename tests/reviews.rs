@@ -211,6 +211,16 @@ impl Sim {
         self.engine.submit_review(review).await.unwrap()
     }
 
+    /// Submits a review of `session` on an idle server and waits until it runs.
+    async fn start_one(&mut self, session: &str) -> String {
+        let (id, _) = self.submit(submission(session, "hello")).await;
+        self.event(Duration::from_secs(5), |e| {
+            matches!(e, EngineEvent::ReviewStarted { .. })
+        })
+        .await;
+        id
+    }
+
     async fn status_of(&self, id: &str) -> queue::Review {
         self.engine.review(id).await.expect("review exists")
     }
@@ -497,11 +507,7 @@ async fn oldest_review_goes_first() {
 #[tokio::test(start_paused = true)]
 async fn a_turn_start_preempts_and_the_review_completes_later() {
     let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
-    let (id, _) = sim.submit(submission("s1", "hello")).await;
-    sim.event(Duration::from_secs(5), |e| {
-        matches!(e, EngineEvent::ReviewStarted { .. })
-    })
-    .await;
+    let id = sim.start_one("s1").await;
     sim.advance(Duration::from_secs(10)).await;
 
     let lease = sim.engine.start_turn();
@@ -530,11 +536,7 @@ async fn a_turn_start_preempts_and_the_review_completes_later() {
 #[tokio::test(start_paused = true)]
 async fn a_foreign_busy_slot_preempts() {
     let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
-    let (id, _) = sim.submit(submission("s1", "hello")).await;
-    sim.event(Duration::from_secs(5), |e| {
-        matches!(e, EngineEvent::ReviewStarted { .. })
-    })
-    .await;
+    let id = sim.start_one("s1").await;
     // Our own request occupies one slot; that alone must not preempt.
     sim.probe.set(reading(&[("m", ModelStatus::Loaded, 1)]));
     sim.advance(Duration::from_secs(5)).await;
@@ -556,11 +558,7 @@ async fn a_foreign_busy_slot_preempts() {
 #[tokio::test(start_paused = true)]
 async fn a_running_review_reads_the_server_only_when_its_stream_stalls() {
     let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
-    let (id, _) = sim.submit(submission("s1", "hello")).await;
-    sim.event(Duration::from_secs(5), |e| {
-        matches!(e, EngineEvent::ReviewStarted { .. })
-    })
-    .await;
+    let id = sim.start_one("s1").await;
     sim.probe.set(reading(&[("m", ModelStatus::Loaded, 1)]));
     let reads_at_start = sim.probe.reads();
     sim.advance(Duration::from_secs(20)).await;
