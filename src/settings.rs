@@ -18,6 +18,9 @@ pub struct Settings {
     pub paused: bool,
     /// When false, queued reviews are dropped at dispatch time.
     pub reviews_enabled: bool,
+    /// A desktop notification when the managed server appears or goes away (off by default:
+    /// most people start and stop it on purpose).
+    pub notify_server_changes: bool,
 }
 
 /// A partial update; absent fields keep their value. Unknown fields are refused.
@@ -30,6 +33,8 @@ pub struct SettingsPatch {
     pub paused: Option<bool>,
     /// New reviews switch.
     pub reviews_enabled: Option<bool>,
+    /// New server-notification switch.
+    pub notify_server_changes: Option<bool>,
 }
 
 impl SettingsPatch {
@@ -46,6 +51,7 @@ impl Settings {
             defer_mode: config.scheduler.defer,
             paused: false,
             reviews_enabled: config.reviews.enabled,
+            notify_server_changes: false,
         }
     }
 
@@ -60,6 +66,9 @@ impl Settings {
         }
         if let Some(value) = load_value(connection, "reviews_enabled")? {
             settings.reviews_enabled = value;
+        }
+        if let Some(value) = load_value(connection, "notify_server_changes")? {
+            settings.notify_server_changes = value;
         }
         Ok(settings)
     }
@@ -83,6 +92,10 @@ impl Settings {
         if let Some(reviews_enabled) = patch.reviews_enabled {
             next.reviews_enabled = reviews_enabled;
             store_value(&transaction, "reviews_enabled", &reviews_enabled)?;
+        }
+        if let Some(notify) = patch.notify_server_changes {
+            next.notify_server_changes = notify;
+            store_value(&transaction, "notify_server_changes", &notify)?;
         }
         transaction.commit()?;
         Ok(next)

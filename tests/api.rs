@@ -238,13 +238,14 @@ async fn a_valid_patch_applies_and_survives_a_reopen() {
         .call(
             "PATCH",
             "/v1/settings",
-            Some(json!({"defer_mode": "never", "paused": true})),
+            Some(json!({"defer_mode": "never", "paused": true, "notify_server_changes": true})),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         body,
-        json!({"defer_mode": "never", "paused": true, "reviews_enabled": true})
+        json!({"defer_mode": "never", "paused": true, "reviews_enabled": true,
+               "notify_server_changes": true})
     );
     harness.engine.shutdown().await;
 

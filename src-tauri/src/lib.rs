@@ -59,6 +59,7 @@ pub fn run() -> anyhow::Result<()> {
         ))
         // Managed state: the hosted engine (started in `setup`, stopped by *Quit*).
         .manage(EngineHost::default())
+        .manage(notify::ServerPresence::default())
         // Commands, grouped by domain. Every name here must be in `COMMAND_NAMES`
         // (src/command_names.rs) and granted in capabilities/; a test below checks both.
         .invoke_handler(tauri::generate_handler![

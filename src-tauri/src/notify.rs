@@ -1,12 +1,19 @@
 //! Desktop notifications: few, and each one worth the interruption.
 //!
 //! Today: a review found something to learn; a review failed for good; the engine could not
-//! start. Everything else (a review queued, started, preempted, retried) is visible in the window
-//! and would only be noise here. [`note_for`] decides, and is pure so tests read it as a table.
+//! start; and, when the person turned it on in Settings (off by default), the managed server
+//! appeared or went away. Everything else (a review queued, started, preempted, retried, a slot
+//! busy) is visible in the window and would only be noise here. [`note_for`] and
+//! [`ServerPresence::note_for`] decide, and are pure so tests read them as tables.
+
+use std::sync::Mutex;
 
 use lull::events::EngineEvent;
-use tauri::AppHandle;
+use lull::server::{ServerReading, ServerState};
+use tauri::{AppHandle, Manager as _};
 use tauri_plugin_notification::NotificationExt as _;
+
+use crate::host::EngineHost;
 
 /// A notification's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,9 +49,62 @@ pub fn note_for(event: &EngineEvent) -> Option<Note> {
     }
 }
 
+/// Whether the managed server was last seen up, so that "appeared" and "went away" are
+/// transitions, not every reading (a slot turning busy is a new reading too).
+#[derive(Debug, Default)]
+pub struct ServerPresence(Mutex<Option<bool>>);
+
+impl ServerPresence {
+    /// Records `reading` and returns the note its transition deserves, if any.
+    ///
+    /// Ready is up; no state file, a dead pid or an unreadable file is gone. Starting and
+    /// unreachable say nothing either way (a server busy loading or a probe that timed out once),
+    /// and the first reading after start is not news.
+    pub fn note_for(&self, reading: &ServerReading) -> Option<Note> {
+        let up = match reading.state {
+            ServerState::Ready => true,
+            ServerState::Absent | ServerState::Stale | ServerState::Invalid => false,
+            ServerState::Starting | ServerState::Unreachable => return None,
+        };
+        let was_up = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .replace(up);
+        match (was_up, up) {
+            (Some(false), true) => Some(Note {
+                title: "Your managed server is ready".into(),
+                body: format!(
+                    "Lull will learn in the lulls of {}.",
+                    reading.base_url.as_deref().unwrap_or("the managed server")
+                ),
+            }),
+            (Some(true), false) => Some(Note {
+                title: "Your managed server went away".into(),
+                body: format!(
+                    "{}. Learning waits until it is back; nothing queued is lost.",
+                    as_sentence(reading.reason.as_deref().unwrap_or(""))
+                ),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// Shows the notification `event` deserves, if any.
 pub fn on_event(app: &AppHandle, event: &EngineEvent) {
-    if let Some(note) = note_for(event) {
+    let note = match event {
+        EngineEvent::ServerChanged { server } => {
+            let note = app.state::<ServerPresence>().note_for(server);
+            let wanted = app
+                .state::<EngineHost>()
+                .engine()
+                .is_ok_and(|engine| engine.settings().notify_server_changes);
+            note.filter(|_| wanted)
+        }
+        other => note_for(other),
+    };
+    if let Some(note) = note {
         show(app, note);
     }
 }
@@ -108,6 +168,58 @@ mod tests {
             review_id: "r1".into(),
             candidates,
         }
+    }
+
+    fn server(state: ServerState, reason: Option<&str>) -> ServerReading {
+        ServerReading {
+            state,
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            models: Vec::new(),
+            idle: state == ServerState::Ready,
+            reason: reason.map(str::to_owned),
+            mode: None,
+            api_key: None,
+        }
+    }
+
+    #[test]
+    fn the_server_notifies_when_it_comes_and_goes_not_on_every_reading() {
+        let presence = ServerPresence::default();
+        let ready = server(ServerState::Ready, None);
+        let gone = server(
+            ServerState::Absent,
+            Some("no managed server: server.json does not exist"),
+        );
+        assert_eq!(
+            presence.note_for(&ready),
+            None,
+            "the first reading is not news"
+        );
+        assert_eq!(presence.note_for(&ready), None, "still up");
+        assert_eq!(
+            presence.note_for(&server(ServerState::Unreachable, Some("hung"))),
+            None
+        );
+
+        let went = presence.note_for(&gone).expect("up to gone notifies");
+        assert_eq!(went.title, "Your managed server went away");
+        assert!(went
+            .body
+            .starts_with("No managed server: server.json does not exist. Learning waits"));
+        assert_eq!(
+            presence.note_for(&server(ServerState::Stale, Some("dead pid"))),
+            None
+        );
+        assert_eq!(
+            presence.note_for(&server(ServerState::Starting, None)),
+            None
+        );
+
+        let back = presence.note_for(&ready).expect("gone to up notifies");
+        assert_eq!(
+            back.body,
+            "Lull will learn in the lulls of http://127.0.0.1:8080/v1."
+        );
     }
 
     #[test]

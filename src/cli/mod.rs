@@ -101,7 +101,7 @@ struct SimulateArgs {
 
 #[derive(Subcommand)]
 enum SettingsAction {
-    /// Change settings, each given as key=value (defer_mode=auto|never, paused=…, reviews_enabled=…).
+    /// Change settings, each given as key=value (defer_mode=auto|never, paused=…, reviews_enabled=…, notify_server_changes=…).
     Set {
         #[arg(required = true, value_name = "KEY=VALUE")]
         assignments: Vec<String>,
@@ -258,10 +258,11 @@ fn print_value(value: &Value, as_json: bool, render: fn(&Value) -> String) {
 
 fn render_settings(settings: &Value) -> String {
     format!(
-        "defer mode:       {}\npaused:           {}\nreviews enabled:  {}\n",
+        "defer mode:       {}\npaused:           {}\nreviews enabled:  {}\nserver notices:   {}\n",
         settings["defer_mode"].as_str().unwrap_or("?"),
         yes_no(&settings["paused"]),
         yes_no(&settings["reviews_enabled"]),
+        yes_no(&settings["notify_server_changes"]),
     )
 }
 

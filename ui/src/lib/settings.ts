@@ -7,6 +7,8 @@ export interface Settings {
   defer_mode: DeferMode;
   paused: boolean;
   reviews_enabled: boolean;
+  /** A desktop notification when the managed server appears or goes away (off by default). */
+  notify_server_changes: boolean;
 }
 
 /** A partial change; absent keys keep their value. */

@@ -53,7 +53,12 @@ export function reviewList(): Review[] {
   ];
 }
 
-export const SETTINGS: Settings = { defer_mode: "auto", paused: false, reviews_enabled: true };
+export const SETTINGS: Settings = {
+  defer_mode: "auto",
+  paused: false,
+  reviews_enabled: true,
+  notify_server_changes: false,
+};
 
 /** A backend with canned answers; `emit` plays the app's events. */
 export function fakeBackend(overrides: Partial<Backend> = {}) {

@@ -10,6 +10,7 @@ describe("Settings", () => {
     expect(screen.getByRole("radio", { name: /In the lulls/ })).toBeChecked();
     expect(screen.getByRole("checkbox", { name: /Pause learning/ })).toBeChecked();
     expect(screen.getByRole("checkbox", { name: /Review finished conversations/ })).toBeChecked();
+    expect(screen.getByRole("checkbox", { name: /managed server starts or stops/ })).not.toBeChecked();
   });
 
   it("saves each change through the engine", async () => {
@@ -20,6 +21,8 @@ describe("Settings", () => {
     await fireEvent.click(screen.getByRole("checkbox", { name: /Pause learning/ }));
     expect(onchange).toHaveBeenLastCalledWith({ paused: true });
     expect(await screen.findByText("Saved.")).toBeInTheDocument();
+    await fireEvent.click(screen.getByRole("checkbox", { name: /managed server starts or stops/ }));
+    expect(onchange).toHaveBeenLastCalledWith({ notify_server_changes: true });
   });
 
   it("puts a refused change back and says why", async () => {
