@@ -3,13 +3,15 @@
 //! The server's state-file watcher and the skills index both want "tell me once things have been
 //! quiet for a moment". Off-the-shelf debouncers tick on a timer forever (tens of wake-ups a
 //! second), which breaks Lull's idle budget; [`QuietWatcher`] blocks on the event channel and only
-//! starts its quiet-period clock when an event arrives.
+//! starts its quiet-period clock when an event arrives. Access events (a file opened, read or
+//! closed unchanged) are not changes and never reach it.
 
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 /// One batch of events, delivered after `quiet` without a further event. An error (for example a
 /// watch that died with its folder) is delivered like an event, so callers can re-arm.
@@ -29,8 +31,15 @@ impl QuietWatcher {
         mut on_batch: impl FnMut(EventBatch) + Send + 'static,
     ) -> notify::Result<QuietWatcher> {
         let (sender, receiver) = mpsc::channel::<notify::Result<Event>>();
-        let watcher = notify::recommended_watcher(move |event| {
-            let _ = sender.send(event);
+        let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
+            // Opening, reading and closing a file unchanged change nothing, and Lull reads the
+            // files it watches: reacting to its own reads would loop forever. A close after a
+            // write is kept: it marks a write finished.
+            let unchanged = matches!(&event, Ok(event) if event.kind.is_access()
+                && event.kind != EventKind::Access(AccessKind::Close(AccessMode::Write)));
+            if !unchanged {
+                let _ = sender.send(event);
+            }
         })?;
         std::thread::Builder::new()
             .name(thread_name.to_string())
@@ -90,6 +99,31 @@ mod tests {
         assert!(
             received.recv_timeout(Duration::from_millis(300)).is_err(),
             "and nothing after it"
+        );
+    }
+
+    #[test]
+    fn reading_a_file_in_the_folder_is_not_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("server.json");
+        std::fs::write(&file, "{}").unwrap();
+        let (batches, received) = mpsc::channel();
+        let mut watcher =
+            QuietWatcher::new(Duration::from_millis(50), "test-watch", move |batch| {
+                let _ = batches.send(batch.len());
+            })
+            .unwrap();
+        watcher
+            .watch(dir.path(), RecursiveMode::NonRecursive)
+            .unwrap();
+        // Lull reads the state file on every probe; if reading were an event, each read would
+        // signal a change, which triggers another read, forever.
+        for _ in 0..5 {
+            std::fs::read_to_string(&file).unwrap();
+        }
+        assert!(
+            received.recv_timeout(Duration::from_millis(400)).is_err(),
+            "a read woke the watcher"
         );
     }
 }
