@@ -128,6 +128,22 @@ fn lull_reviews_only_what_is_new_in_a_longer_snapshot() {
 }
 
 #[test]
+fn the_same_conversation_submitted_again_is_covered_not_lost() {
+    let again = |at: f64| TraceEvent::Review {
+        at,
+        session: "s1".into(),
+        turns: 4,
+        decode_s: None,
+    };
+    let simulation = run(&trace(vec![again(0.0), again(200.0)])).unwrap();
+    let lull = &simulation.policies.lull;
+    // Lull reviews it once; the second submission has nothing new and needs no model call.
+    assert_eq!((lull.lost, lull.detail.llm_requests), (0, 1));
+    assert_eq!(lull.delay_p95_s, 28.0);
+    assert_eq!(lull.delay_p50_s, 0.0);
+}
+
+#[test]
 fn a_restart_loses_hermes_queue_but_not_lulls() {
     // The person closes the agent 5 s after its last turn; the review is still settling.
     let simulation = run(&trace(vec![

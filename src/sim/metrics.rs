@@ -1,9 +1,11 @@
 //! From what the simulated server recorded to the figures of the report.
 //!
 //! Reviews are counted per submitted snapshot. A snapshot is *covered* once a review of it, or
-//! of a newer snapshot of the same session, decodes to its end: the newer transcript holds the
-//! older one, so nothing of it is left to learn. Its *delay* runs from its submission to that
-//! moment; a snapshot never covered by the end of the drain window is *lost*.
+//! of any snapshot of the same session at least as long, decodes to its end: that transcript
+//! holds this one, so nothing of it is left to learn. (An earlier snapshot as long is the same
+//! conversation submitted again; Lull completes such a review without the model.) Its *delay*
+//! runs from its submission to that moment, or is zero if that came first; a snapshot never
+//! covered by the end of the drain window is *lost*.
 
 use std::collections::HashMap;
 
@@ -66,8 +68,8 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
             .get(snapshot.session.as_str())
             .into_iter()
             .flatten()
-            .filter(|(done, _)| *done >= index)
-            .map(|(_, at)| *at)
+            .filter(|(done, _)| *done >= index || tally.snapshots[*done].turns >= snapshot.turns)
+            .map(|(_, at)| (*at).max(snapshot.submitted))
             .min();
         match covered {
             Some(at) => delays.push((at - snapshot.submitted).as_secs_f64()),
