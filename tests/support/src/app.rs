@@ -812,32 +812,38 @@ async fn embeddings(
     .into_response()
 }
 
-async fn models_load(State(shared): State<AppState>, bytes: Bytes) -> Response {
+/// The `model` a router's `/models/load` or `/models/unload` body names; a single-model server
+/// has neither route (404), and a body that is not JSON is a 400.
+async fn admin_model(shared: &AppState, bytes: &Bytes) -> Result<String, Response> {
     if shared.lock().mode != Mode::Router {
-        return not_found().await;
+        return Err(not_found().await);
     }
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
+    let body = parse_body(bytes)?;
+    Ok(body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned())
+}
+
+async fn models_load(State(shared): State<AppState>, bytes: Bytes) -> Response {
+    let model = match admin_model(&shared, &bytes).await {
+        Ok(model) => model,
         Err(response) => return response,
     };
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-    match ensure_loaded(&shared, model, true, Endpoint::ModelsAdmin).await {
+    match ensure_loaded(&shared, &model, true, Endpoint::ModelsAdmin).await {
         Ok(()) => Json(json!({"success": true})).into_response(),
         Err(response) => response,
     }
 }
 
 async fn models_unload(State(shared): State<AppState>, bytes: Bytes) -> Response {
-    if shared.lock().mode != Mode::Router {
-        return not_found().await;
-    }
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
+    let model = match admin_model(&shared, &bytes).await {
+        Ok(model) => model,
         Err(response) => return response,
     };
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("");
     let mut inner = shared.lock();
-    let Some(state) = inner.model_mut(model) else {
+    let Some(state) = inner.model_mut(&model) else {
         return invalid_request("model is not found");
     };
     if !matches!(state.status, ModelStatus::Loaded | ModelStatus::Sleeping) {

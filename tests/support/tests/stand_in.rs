@@ -104,6 +104,19 @@ async fn start_stream(server: &StandIn, body: &Value) -> reqwest::Response {
     response
 }
 
+/// Posts a non-streamed chat completion with `body` and returns its JSON answer.
+async fn complete(server: &StandIn, body: &Value) -> Value {
+    client()
+        .post(format!("{}/chat/completions", server.base_url()))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// A streamed chat body asking for prompt progress, with a prompt of `words` words.
 fn progress_body(words: usize) -> Value {
     json!({
@@ -219,13 +232,7 @@ async fn streamed_completion_sends_tokens_usage_and_done() {
         .await
         .unwrap();
     server.push_reply("m", "one two three four");
-    let mut response = client()
-        .post(format!("{}/chat/completions", server.base_url()))
-        .json(&chat_body("m", true))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status().as_u16(), 200);
+    let mut response = start_stream(&server, &chat_body("m", true)).await;
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let events = read_events(&mut response, usize::MAX).await;
     assert_eq!(events.last().unwrap(), "[DONE]");
@@ -258,28 +265,12 @@ async fn non_streamed_completion_carries_scripted_broken_json_verbatim() {
         .unwrap();
     let broken = "{\"candidates\": [{\"skill\": \"x\",";
     server.push_reply("m", broken);
-    let body: Value = client()
-        .post(format!("{}/chat/completions", server.base_url()))
-        .json(&chat_body("m", false))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body = complete(&server, &chat_body("m", false)).await;
     assert_eq!(body["object"], "chat.completion");
     assert_eq!(body["choices"][0]["message"]["content"], broken);
     assert!(body["usage"]["total_tokens"].as_u64().unwrap() > 0);
     // The queue is consumed: the next completion gets the default reply.
-    let next: Value = client()
-        .post(format!("{}/chat/completions", server.base_url()))
-        .json(&chat_body("m", false))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let next = complete(&server, &chat_body("m", false)).await;
     assert_eq!(
         next["choices"][0]["message"]["content"],
         lull_stand_in::DEFAULT_REPLY
@@ -295,15 +286,7 @@ async fn max_tokens_truncates_with_finish_reason_length() {
     server.push_reply("m", "a b c d");
     let mut body = chat_body("m", false);
     body["max_tokens"] = json!(2);
-    let answer: Value = client()
-        .post(format!("{}/chat/completions", server.base_url()))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = complete(&server, &body).await;
     assert_eq!(answer["choices"][0]["message"]["content"], "a b");
     assert_eq!(answer["choices"][0]["finish_reason"], "length");
 }
@@ -314,12 +297,7 @@ async fn streaming_holds_a_slot_and_a_dropped_stream_frees_it_within_500ms() {
         .await
         .unwrap();
     server.push_reply("m", "word ".repeat(200));
-    let mut response = client()
-        .post(format!("{}/chat/completions", server.base_url()))
-        .json(&chat_body("m", true))
-        .send()
-        .await
-        .unwrap();
+    let mut response = start_stream(&server, &chat_body("m", true)).await;
     let first = read_events(&mut response, 2).await;
     assert_eq!(first.len(), 2);
     let (_, slots) = get_json(&server, "/slots").await;
@@ -472,15 +450,7 @@ async fn prompt_progress_is_sent_only_when_asked_for_on_a_stream() {
     }
     let mut body = progress_body(10);
     body["stream"] = json!(false);
-    let answer: Value = client()
-        .post(format!("{}/chat/completions", server.base_url()))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = complete(&server, &body).await;
     assert_eq!(answer["object"], "chat.completion");
     assert!(answer.get("prompt_progress").is_none(), "{answer}");
 }
