@@ -156,6 +156,11 @@ fn idle_server() -> ServerReading {
     reading(&[("m", ModelStatus::Loaded, 0)])
 }
 
+/// One slot busy: another client's, or a running review's own.
+fn one_busy_slot() -> ServerReading {
+    reading(&[("m", ModelStatus::Loaded, 1)])
+}
+
 struct Sim {
     engine: Engine,
     probe: Arc<ManualProbe>,
@@ -304,12 +309,7 @@ async fn a_review_waits_while_a_turn_is_live_and_runs_after_the_settle_window() 
 
 #[tokio::test(start_paused = true)]
 async fn a_busy_slot_holds_dispatch_until_it_frees_and_settles() {
-    let mut sim = sim_with(
-        Config::default(),
-        reading(&[("m", ModelStatus::Loaded, 1)]),
-        Duration::from_secs(5),
-    )
-    .await;
+    let mut sim = sim_with(Config::default(), one_busy_slot(), Duration::from_secs(5)).await;
     sim.submit(submission("s1", "hello")).await;
     sim.advance(Duration::from_secs(300)).await;
     assert!(
@@ -338,12 +338,7 @@ async fn a_busy_slot_holds_dispatch_until_it_frees_and_settles() {
 
 #[tokio::test(start_paused = true)]
 async fn another_clients_busy_slot_starts_the_settle_window_like_a_turn() {
-    let mut sim = sim_with(
-        Config::default(),
-        reading(&[("m", ModelStatus::Loaded, 1)]),
-        Duration::from_secs(5),
-    )
-    .await;
+    let mut sim = sim_with(Config::default(), one_busy_slot(), Duration::from_secs(5)).await;
     let seen_busy = Instant::now();
     sim.submit(submission("s1", "hello")).await;
     sim.advance(Duration::from_secs(1)).await;
@@ -458,12 +453,7 @@ async fn an_older_requeue_never_replaces_a_newer_queued_snapshot() {
 
 #[tokio::test(start_paused = true)]
 async fn an_aged_out_review_runs_although_the_server_stays_busy() {
-    let mut sim = sim_with(
-        Config::default(),
-        reading(&[("m", ModelStatus::Loaded, 1)]),
-        Duration::from_secs(5),
-    )
-    .await;
+    let mut sim = sim_with(Config::default(), one_busy_slot(), Duration::from_secs(5)).await;
     let submitted = Instant::now();
     sim.submit(submission("s1", "hello")).await;
     sim.advance(Duration::from_secs(1790)).await;
@@ -538,7 +528,7 @@ async fn a_foreign_busy_slot_preempts() {
     let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
     let id = sim.start_one("s1").await;
     // Our own request occupies one slot; that alone must not preempt.
-    sim.probe.set(reading(&[("m", ModelStatus::Loaded, 1)]));
+    sim.probe.set(one_busy_slot());
     sim.advance(Duration::from_secs(5)).await;
     assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Running);
 
@@ -559,7 +549,7 @@ async fn a_foreign_busy_slot_preempts() {
 async fn a_running_review_reads_the_server_only_when_its_stream_stalls() {
     let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(60)).await;
     let id = sim.start_one("s1").await;
-    sim.probe.set(reading(&[("m", ModelStatus::Loaded, 1)]));
+    sim.probe.set(one_busy_slot());
     let reads_at_start = sim.probe.reads();
     sim.advance(Duration::from_secs(20)).await;
     assert_eq!(
