@@ -14,6 +14,7 @@ use tauri::{AppHandle, Manager as _};
 use tauri_plugin_notification::NotificationExt as _;
 
 use crate::host::EngineHost;
+use crate::tray::plural;
 
 /// A notification's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub fn note_for(event: &EngineEvent) -> Option<Note> {
             title: "Lull found something to learn".into(),
             body: format!(
                 "A review proposed {}. Nothing goes live until you approve a draft.",
-                plural(*candidates, "skill candidate")
+                plural(*candidates as u64, "skill candidate")
             ),
         }),
         EngineEvent::ReviewFailed {
@@ -140,14 +141,6 @@ fn as_sentence(text: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => "It stopped with no error message".into(),
-    }
-}
-
-fn plural(n: usize, singular: &str) -> String {
-    if n == 1 {
-        format!("1 {singular}")
-    } else {
-        format!("{n} {singular}s")
     }
 }
 

@@ -351,7 +351,8 @@ fn quit(app: &AppHandle) {
     });
 }
 
-fn plural(n: u64, singular: &str) -> String {
+/// `"1 draft"`, `"3 drafts"`: the tray's and the notifications' counts.
+pub(crate) fn plural(n: u64, singular: &str) -> String {
     if n == 1 {
         format!("1 {singular}")
     } else {
