@@ -104,16 +104,7 @@ APP_PID=""
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(600)' >"$WORK/port" &
 EXTRA_PIDS+=($!)
 wait_until 5 test -s "$WORK/port"
-LULL_API_LISTEN="127.0.0.1:$(cat "$WORK/port")" # A few skills for the routing head to rank.
-skill() { # <name> <description>
-    mkdir -p "$DATA_DIR/skills/$1"
-    printf -- '---\nname: %s\ndescription: %s\n---\n\n# %s\n' "$1" "$2" "$1" >"$DATA_DIR/skills/$1/SKILL.md"
-}
-skill deploy-staging "Deploy a service to the staging cluster and check its health"
-skill db-migration "Write and run a database migration safely, with a rollback"
-skill rotate-certs "Rotate TLS certificates before they expire"
-
-start_app
+LULL_API_LISTEN="127.0.0.1:$(cat "$WORK/port")" start_app
 wait_until "$WAIT_WINDOW_S" has_window
 WINDOW=$(main_window)
 wait_until "$WAIT_CHANGE_S" menu_has "Learning engine not running: see why…"
