@@ -2,8 +2,11 @@
 //! really dropped on preemption, a `kill -9` mid-review loses nothing, and broken output fails
 //! cleanly. Timing logic is covered on a paused clock in `tests/reviews.rs`.
 
+#[path = "common/daemon.rs"]
+mod daemon;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -15,6 +18,8 @@ use lull::llm::ChatMessage;
 use lull::reviews::ReviewStatus;
 use lull::{Engine, Paths};
 use lull_stand_in::{Endpoint, StandIn, StandInConfig};
+
+use daemon::Daemon;
 
 /// A valid answer whose many words stream for a while at the stand-in's pace.
 fn slow_valid_answer() -> String {
@@ -234,52 +239,22 @@ async fn broken_output_over_http_fails_after_three_attempts() {
     engine.shutdown().await;
 }
 
-struct Daemon {
-    child: Child,
-    base_url: String,
-    token: String,
-}
-
+/// `lull serve` on `data` with the managed server at `state_file` and no settle window. A
+/// leftover `api.json` (from a killed engine) is removed first, so the new one is waited for.
 fn start_daemon(data: &Path, state_file: &Path) -> Daemon {
     let _ = std::fs::remove_file(data.join("api.json"));
-    let child = Command::new(env!("CARGO_BIN_EXE_lull"))
-        .args(["serve", "--data-dir"])
-        .arg(data)
-        .arg("--config")
-        .arg(data.join("none.toml"))
-        .env("LULL_API_LISTEN", "127.0.0.1:0")
-        .env("LULL_SERVER_STATE_FILE", state_file)
-        .env("LULL_SCHEDULER_SETTLE_S", "0")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut daemon = Daemon {
-        child,
-        base_url: String::new(),
-        token: String::new(),
-    };
-    let started = Instant::now();
-    while daemon.base_url.is_empty() {
-        if let Ok(text) = std::fs::read_to_string(data.join("api.json")) {
-            let discovery: Value = serde_json::from_str(&text).unwrap();
-            daemon.token = std::fs::read_to_string(data.join("api-token")).unwrap();
-            daemon.base_url = discovery["base_url"].as_str().unwrap().into();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "lull serve did not start"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    daemon
-}
-
-impl Drop for Daemon {
-    /// A failing test must not leave an engine running.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Daemon::spawn(
+        Command::new(env!("CARGO_BIN_EXE_lull"))
+            .args(["serve", "--data-dir"])
+            .arg(data)
+            .arg("--config")
+            .arg(data.join("none.toml"))
+            .env("LULL_API_LISTEN", "127.0.0.1:0")
+            .env("LULL_SERVER_STATE_FILE", state_file)
+            .env("LULL_SCHEDULER_SETTLE_S", "0"),
+        data,
+        Duration::from_secs(10),
+    )
 }
 
 impl Daemon {

@@ -1,17 +1,16 @@
 //! `lull serve` as a process: start-up time, the token and `api.json` files, signals, restarts,
 //! and the errors a person sees when the configuration or the database is wrong.
 
+#[path = "common/daemon.rs"]
+mod daemon;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
-struct Daemon {
-    child: Child,
-    base_url: String,
-    token: String,
-}
+use daemon::{get, send, Daemon};
 
 fn lull(data_dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lull"));
@@ -31,71 +30,7 @@ fn lull(data_dir: &Path) -> Command {
 
 /// Starts `lull serve` and waits until `/v1/health` answers, failing after `limit`.
 fn start(data_dir: &Path, limit: Duration) -> Daemon {
-    let started = Instant::now();
-    let child = lull(data_dir)
-        .arg("serve")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut daemon = Daemon {
-        child,
-        base_url: String::new(),
-        token: String::new(),
-    };
-    let api_json = data_dir.join("api.json");
-    while started.elapsed() < limit {
-        if let Ok(text) = std::fs::read_to_string(&api_json) {
-            let discovery: Value = serde_json::from_str(&text).unwrap();
-            let base_url = discovery["base_url"].as_str().unwrap().to_string();
-            if get(&format!("{base_url}/v1/health"), None).is_some_and(|(status, _)| status == 200)
-            {
-                daemon.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap();
-                daemon.base_url = base_url;
-                return daemon;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("lull serve did not answer /v1/health within {limit:?}");
-}
-
-impl Drop for Daemon {
-    /// A failing test must not leave an engine running.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A minimal HTTP/1.1 GET, so this test needs no client crate of its own.
-fn get(url: &str, token: Option<&str>) -> Option<(u16, String)> {
-    send("GET", url, token, None)
-}
-
-fn send(method: &str, url: &str, token: Option<&str>, body: Option<&str>) -> Option<(u16, String)> {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://")?;
-    let (host, path) = rest.split_at(rest.find('/')?);
-    let mut stream = std::net::TcpStream::connect(host).ok()?;
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let body = body.unwrap_or("");
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.get(9..12)?.parse().ok()?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Some((status, body))
+    Daemon::spawn(lull(data_dir).arg("serve"), data_dir, limit)
 }
 
 fn terminate(mut daemon: Daemon) -> std::process::ExitStatus {
