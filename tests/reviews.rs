@@ -216,6 +216,16 @@ impl Sim {
         self.engine.submit_review(review).await.unwrap()
     }
 
+    async fn set_paused(&self, paused: bool) {
+        self.engine
+            .update_settings(SettingsPatch {
+                paused: Some(paused),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+
     /// Submits a review of `session` on an idle server and waits until it runs.
     async fn start_one(&mut self, session: &str) -> String {
         let (id, _) = self.submit(submission(session, "hello")).await;
@@ -467,23 +477,11 @@ async fn an_aged_out_review_runs_although_the_server_stays_busy() {
 #[tokio::test(start_paused = true)]
 async fn oldest_review_goes_first() {
     let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(5)).await;
-    sim.engine
-        .update_settings(SettingsPatch {
-            paused: Some(true),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    sim.set_paused(true).await;
     let (first, _) = sim.submit(submission("a", "first")).await;
     sim.advance(Duration::from_secs(1)).await;
     sim.submit(submission("b", "second")).await;
-    sim.engine
-        .update_settings(SettingsPatch {
-            paused: Some(false),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    sim.set_paused(false).await;
     let event = sim.event(Duration::from_secs(30), completed).await;
     assert_eq!(
         event,
@@ -628,25 +626,13 @@ async fn a_runtime_naming_the_managed_server_is_deferred() {
 #[tokio::test(start_paused = true)]
 async fn pause_holds_everything_and_resume_releases_it() {
     let mut sim = sim().await;
-    sim.engine
-        .update_settings(SettingsPatch {
-            paused: Some(true),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    sim.set_paused(true).await;
     sim.submit(submission("s1", "hello")).await;
     sim.advance(Duration::from_secs(3600)).await;
     assert!(sim.llm.calls().is_empty(), "pause holds even aged-out work");
     assert_eq!(sim.engine.status().await.unwrap().learning.state, "paused");
 
-    sim.engine
-        .update_settings(SettingsPatch {
-            paused: Some(false),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    sim.set_paused(false).await;
     sim.event(Duration::from_secs(60), completed).await;
 }
 
