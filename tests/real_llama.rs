@@ -14,7 +14,9 @@ use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
 use lull::llm::{ChatEndpoint, ChatMessage, ChatRequest, HttpLlmClient, LlmClient, StreamPace};
 use lull::reviews::ReviewStatus;
-use lull::server::{ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState};
+use lull::server::{
+    sleep_mode, ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState, SleepMode,
+};
 use lull::{Engine, Paths};
 
 const API_KEY: &str = "real-llama-key";
@@ -186,6 +188,11 @@ async fn state_file_to_ready_busy_slot_and_freed_within_a_second_of_the_drop() {
     assert_eq!(ready.models.len(), 1, "{ready:?}");
     assert_eq!(ready.models[0].status, ModelStatus::Loaded);
     assert!(ready.idle, "{ready:?}");
+    assert_eq!(
+        sleep_mode(server.child.id()),
+        SleepMode::Never,
+        "no --sleep-idle-seconds"
+    );
 
     let stream = long_story(server.endpoint(&ready.models[0].id), None);
     let (busy, _) =
@@ -375,4 +382,51 @@ async fn another_clients_prompt_stalls_our_stream_on_the_real_server() {
     );
     ours.abort();
     assert!(other.await.unwrap().unwrap().is_success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sleeping_model_is_read_as_sleeping_and_stays_asleep_on_the_real_server() {
+    let Some(binary) = server_binary() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let state_file = dir.path().join("server.json");
+    let shape = ServerShape {
+        model_args: TINY.model_args,
+        server_args: &[
+            "-c",
+            "2048",
+            "-np",
+            "1",
+            "--threads",
+            "1",
+            "--sleep-idle-seconds",
+            "1",
+        ],
+    };
+    let server = start_real_server(&binary, dir.path(), &state_file, &shape);
+    let monitor = ServerMonitor::start(MonitorConfig::new(&state_file))
+        .await
+        .unwrap();
+    let asleep = |r: &ServerReading| {
+        r.state == ServerState::Ready
+            && r.models.first().map(|m| m.status) == Some(ModelStatus::Sleeping)
+    };
+    // A reading of an awake server asks `/slots`, which restarts the server's idle timer: read
+    // less often than its 1 s timer until it sleeps, then often; no reading may wake it.
+    let started = Instant::now();
+    while !asleep(&monitor.refresh().await) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the model never fell asleep"
+        );
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+    assert_eq!(sleep_mode(server.child.id()), SleepMode::Possible);
+    for _ in 0..10 {
+        let reading = monitor.refresh().await;
+        assert!(asleep(&reading), "{reading:?}");
+        assert!(reading.idle, "a sleeping model is idle: {reading:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

@@ -372,3 +372,86 @@ async fn single_mode_sleeping_model_is_read_without_waking_it() {
     assert_eq!(reading.models, vec![model("tiny", ModelStatus::Loaded, 1)]);
     assert!(!reading.idle);
 }
+
+/// A live process named `llama-server` with `flags` on its command line (a copy of bash waiting
+/// on its stdin with a builtin, so no child of its own), whose pid a state file can name: the
+/// probe reads its launch arguments as it would the real server's. Killed when dropped.
+struct NamedLlamaServer {
+    _dir: tempfile::TempDir,
+    child: std::process::Child,
+}
+
+impl NamedLlamaServer {
+    fn spawn(flags: &[&str]) -> NamedLlamaServer {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("llama-server");
+        std::fs::copy("/bin/bash", &program).unwrap();
+        let child = std::process::Command::new(&program)
+            .args(["-c", "read -r _", "llama-server"])
+            .args(flags)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // `spawn` returns once exec began; the kernel sets the new command line a moment later.
+        let cmdline = format!("/proc/{}/cmdline", child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::fs::read(&cmdline).unwrap_or_default().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        NamedLlamaServer { _dir: dir, child }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for NamedLlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_server_started_without_sleep_is_read_with_slots_alone() {
+    let fixture = fixture();
+    let server = StandIn::start(StandInConfig::single("tiny")).await.unwrap();
+    let process = NamedLlamaServer::spawn(&["-m", "tiny.gguf", "--port", "8080"]);
+    server
+        .write_state_file(&fixture.state_file, process.pid())
+        .unwrap();
+    assert_eq!(fixture.probe.probe().await.state, ServerState::Ready);
+    assert_eq!(server.total_requests(), 3, "/health, /models and /slots");
+
+    server.reset_counters();
+    server.set_busy("tiny", 0, true);
+    let reading = fixture.probe.probe().await;
+    assert_eq!(reading.models, vec![model("tiny", ModelStatus::Loaded, 1)]);
+    assert_eq!(server.requests(Endpoint::Slots), 1);
+    assert_eq!(server.total_requests(), 1, "no /props: it cannot sleep");
+}
+
+#[tokio::test]
+async fn a_server_started_with_sleep_is_asked_props_first_and_not_woken() {
+    let fixture = fixture();
+    let server = StandIn::start(StandInConfig::single("tiny")).await.unwrap();
+    let process = NamedLlamaServer::spawn(&["-m", "tiny.gguf", "--sleep-idle-seconds", "30"]);
+    server
+        .write_state_file(&fixture.state_file, process.pid())
+        .unwrap();
+    assert_eq!(fixture.probe.probe().await.state, ServerState::Ready);
+    server.set_model_status("tiny", StandInStatus::Sleeping);
+    server.reset_counters();
+
+    let reading = fixture.probe.probe().await;
+    assert_eq!(
+        reading.models,
+        vec![model("tiny", ModelStatus::Sleeping, 0)]
+    );
+    assert_eq!(server.requests(Endpoint::Slots), 0, "/slots would wake it");
+    assert_eq!(server.total_requests(), 1, "/props");
+    assert_eq!(server.model_status("tiny"), Some(StandInStatus::Sleeping));
+}

@@ -122,8 +122,9 @@ fn lull_reviews_only_what_is_new_in_a_longer_snapshot() {
     assert_eq!(policies.immediate.delay_p95_s, 60.0);
     // Lull reads the 10 new turns and 2 turns of context: 20 s + 2 s × 12.
     assert_eq!(policies.lull.delay_p95_s, 44.0);
-    // One reading before each run: the whole sequence first, then `/props` and `/slots`.
-    assert_eq!(policies.lull.server_requests, 4 + 2 + 2);
+    // One reading before each run: `/health`, `/models` and `/slots` first, then `/slots`
+    // alone (the simulated server, like llama-server by default, cannot sleep); two reviews.
+    assert_eq!(policies.lull.server_requests, 3 + 1 + 2);
     assert_eq!(policies.hermes.server_requests, 4);
 }
 

@@ -10,7 +10,9 @@
 //! - [`HttpProbe`] asks the server `/health`, `/models` (or `/v1/models`) and `/slots` with the
 //!   bearer key and short named timeouts, and returns a [`ServerReading`]: one
 //!   [`ServerState`] (`absent|invalid|stale|starting|ready|unreachable`), the models with their
-//!   [`ModelStatus`] and busy-slot count, the idle predicate and a reason. It never wakes a model.
+//!   [`ModelStatus`] and busy-slot count, the idle predicate and a reason. It never wakes a model:
+//!   it asks `/props` whether the model sleeps before `/slots`, unless [`sleep_mode`] read from
+//!   the server's own command line that it cannot sleep.
 //! - [`ServerProbe`] is the seam the scheduler asks through; [`CachedProbe`] adds a short cache
 //!   (on `tokio::time`, so it runs on a paused clock) and [`ManualProbe`] is a scripted stand-in
 //!   for tests and simulations.
@@ -29,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod launch;
 mod monitor;
 mod probe;
 mod reading;
@@ -38,6 +41,7 @@ mod watcher;
 
 use std::path::PathBuf;
 
+pub use launch::{sleep_mode, sleep_mode_of, SleepMode};
 pub use monitor::{InterestGuard, MonitorConfig, ServerMonitor, INTEREST_POLL_INTERVAL};
 pub use probe::{
     CachedProbe, HttpProbe, ManualProbe, ProbeConfig, ReadingFuture, ServerProbe,

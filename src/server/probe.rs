@@ -1,14 +1,16 @@
 //! Asking llama-server how it is: the [`ServerProbe`] seam, the HTTP probe, and a short cache.
 //!
 //! One probe is `GET /health`, then `GET /models` (falling back to `GET /v1/models` on a server
-//! that lacks it), then `GET /slots` — once in single-model mode (after `GET /props` says the
-//! model is not asleep), once per **loaded** model with `?model=<id>&autoload=false` in router
-//! mode. A single-model server's model list is remembered for its process (base URL and pid),
-//! so later probes of it ask only `/props` and `/slots`. None of these wakes a model: `/health`, `/models` and `/props` are exempt from
-//! llama-server's idle timer; `/slots` is not (the real server wakes a sleeping model on it, in
-//! both modes), so it is only asked of models known to be awake, and `autoload=false` makes the
-//! router refuse rather than load if a model was unloaded in between. Every request has a short
-//! timeout, so a hung server costs the caller at most a few seconds and reads `unreachable`.
+//! that lacks it), then `GET /slots` — once in single-model mode, once per **loaded** model with
+//! `?model=<id>&autoload=false` in router mode. None of these wakes a model except `/slots`: the
+//! real server wakes a sleeping model on it (in both modes), so it is only asked of models known
+//! to be awake. In single-model mode `GET /props` (`is_sleeping`, exempt from the idle timer)
+//! comes first, unless the server's own command line shows it cannot sleep
+//! ([`super::launch`]); in router mode `/models` gives each status, and `autoload=false` makes
+//! the router refuse rather than load if a model was unloaded in between. A single-model
+//! server's model list is remembered for its process (base URL and pid), so later probes of it
+//! ask only `/slots` (and `/props` if it may sleep). Every request has a short timeout, so a
+//! hung server costs the caller at most a few seconds and reads `unreachable`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::launch::{sleep_mode, SleepMode};
 use super::reading::{ModelReading, ModelStatus, ServerMode, ServerReading, ServerState};
 use super::state_file::{read_state_file, StateFileReading, StateFileRecord};
 use super::ServerError;
@@ -80,12 +83,18 @@ pub struct HttpProbe {
     state_file: PathBuf,
     client: reqwest::Client,
     config: ProbeConfig,
-    /// The models of the single-model server last read, keyed by its base URL and pid.
-    single_models: Arc<Mutex<Option<KnownModels>>>,
+    /// The single-model server last read: its process, model list and sleep setting.
+    single_server: Arc<Mutex<Option<KnownServer>>>,
 }
 
-/// A single-model server process (base URL and pid) and its model list.
-type KnownModels = ((String, Option<u32>), Vec<ModelReading>);
+/// What cannot change while a single-model server's process lives.
+#[derive(Debug, Clone)]
+struct KnownServer {
+    /// Base URL and pid.
+    process: (String, Option<u32>),
+    models: Vec<ModelReading>,
+    sleep: SleepMode,
+}
 
 /// Why one HTTP step failed; turned into a reading's state and reason.
 enum StepError {
@@ -110,7 +119,7 @@ impl HttpProbe {
             state_file: state_file.into(),
             client,
             config,
-            single_models: Arc::default(),
+            single_server: Arc::default(),
         })
     }
 
@@ -168,23 +177,33 @@ impl HttpProbe {
     }
 
     async fn probe_steps(&self, record: &StateFileRecord) -> Result<ServerReading, StepError> {
-        let server = (record.base_url.clone(), record.pid);
+        let process = (record.base_url.clone(), record.pid);
         let remembered = self
-            .single_models
+            .single_server
             .lock()
-            .expect("single_models lock")
+            .expect("single_server lock")
             .as_ref()
-            .filter(|(known, _)| *known == server)
-            .map(|(_, models)| models.clone());
-        let steps = self.steps(record, remembered).await;
-        let mut single_models = self.single_models.lock().expect("single_models lock");
-        *single_models = match &steps {
+            .filter(|known| known.process == process)
+            .cloned();
+        let sleep = match &remembered {
+            Some(known) => known.sleep,
+            None => record.pid.map_or(SleepMode::Unknown, sleep_mode),
+        };
+        let steps = self
+            .steps(record, remembered.map(|known| known.models), sleep)
+            .await;
+        let mut single_server = self.single_server.lock().expect("single_server lock");
+        *single_server = match &steps {
             Ok(reading) if reading.mode == Some(ServerMode::Single) => {
                 let mut models = reading.models.clone();
                 for model in &mut models {
                     (model.status, model.busy_slots) = (ModelStatus::Loaded, 0);
                 }
-                Some((server, models))
+                Some(KnownServer {
+                    process,
+                    models,
+                    sleep,
+                })
             }
             // Anything else (an error, router mode) asks for the whole sequence next time.
             _ => None,
@@ -193,12 +212,14 @@ impl HttpProbe {
     }
 
     /// The HTTP steps of one reading. A single-model server's model list cannot change while
-    /// its process lives, so with `remembered` models it asks only `/props` and `/slots` (both
-    /// answer 503 while the model loads, which `/health` would otherwise have said).
+    /// its process lives, so with `remembered` models it asks only `/props` (unless `sleep` is
+    /// [`SleepMode::Never`]) and `/slots` (both answer 503 while the model loads, which
+    /// `/health` would otherwise have said).
     async fn steps(
         &self,
         record: &StateFileRecord,
         remembered: Option<Vec<ModelReading>>,
+        sleep: SleepMode,
     ) -> Result<ServerReading, StepError> {
         let origin = server_origin(&record.base_url);
         let key = record.api_key.as_ref().map(|key| key.expose());
@@ -212,7 +233,9 @@ impl HttpProbe {
         };
         let mut unknown_slots = None;
         match mode {
-            ServerMode::Single if self.is_sleeping(&origin, key).await? => {
+            ServerMode::Single
+                if sleep != SleepMode::Never && self.is_sleeping(&origin, key).await? =>
+            {
                 // `/slots` would wake it; a sleeping model is idle by definition.
                 for model in &mut models {
                     model.status = ModelStatus::Sleeping;

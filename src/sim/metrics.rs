@@ -37,7 +37,7 @@ pub struct PolicyMetrics {
 /// Counts behind a policy's figures.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PolicyDetail {
-    /// Readings of the server (one `GET /slots` for Hermes; `/props` and `/slots` for Lull).
+    /// Readings of the server (one `GET /slots` each, after Lull's first of a process).
     pub probe_reads: u64,
     /// The HTTP requests those readings cost.
     pub probe_requests: u64,

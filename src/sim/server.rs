@@ -363,9 +363,11 @@ impl SimServer {
 pub enum ReadingCost {
     /// `GET /slots` and nothing else (Hermes' poll).
     SlotsOnly,
-    /// What Lull's [`crate::server::HttpProbe`] asks a ready single-model server: `/health`,
-    /// `/models`, `/props`, `/slots` the first time, then `/props` and `/slots` (it remembers
-    /// the model list for the server's process; `tests/server_probe.rs` checks both counts).
+    /// What Lull's [`crate::server::HttpProbe`] asks a ready single-model server started
+    /// without `--sleep-idle-seconds` (llama-server's default, and the simulated server's):
+    /// `/health`, `/models`, `/slots` the first time, then `/slots` alone (it remembers the model
+    /// list for the server's process, and its command line says it never sleeps, so no
+    /// `/props`; `tests/server_probe.rs` checks both counts).
     Production,
 }
 
@@ -397,8 +399,8 @@ impl ServerProbe for SimProbe {
         let first = self.first.swap(false, std::sync::atomic::Ordering::Relaxed);
         let requests = match (self.cost, first) {
             (ReadingCost::SlotsOnly, _) => 1,
-            (ReadingCost::Production, true) => 4,
-            (ReadingCost::Production, false) => 2,
+            (ReadingCost::Production, true) => 3,
+            (ReadingCost::Production, false) => 1,
         };
         Box::pin(std::future::ready(self.server.read(requests)))
     }
