@@ -6,6 +6,11 @@
 //! conversation submitted again; Lull completes such a review without the model.) Its *delay*
 //! runs from its submission to that moment, or is zero if that came first; a snapshot never
 //! covered by the end of the drain window is *lost*.
+//!
+//! A lost snapshot still has a delay: the time it had waited when the run ended, a lower bound
+//! of a delay that never ends. Leaving it out would let a policy improve its percentiles by
+//! losing its slowest reviews (survivorship bias): Hermes' median would then rank only the
+//! reviews it kept.
 
 use std::collections::HashMap;
 
@@ -21,7 +26,8 @@ pub struct PolicyMetrics {
     pub contention_s: f64,
     /// Snapshots never covered by a finished review.
     pub lost: u64,
-    /// Median seconds from submission to coverage.
+    /// Median seconds from submission to coverage; a lost snapshot counts with the time it had
+    /// waited when the run ended.
     pub delay_p50_s: f64,
     /// 95th percentile of the same.
     pub delay_p95_s: f64,
@@ -71,10 +77,11 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
             .filter(|(done, _)| *done >= index || tally.snapshots[*done].turns >= snapshot.turns)
             .map(|(_, at)| (*at).max(snapshot.submitted))
             .min();
-        match covered {
-            Some(at) => delays.push((at - snapshot.submitted).as_secs_f64()),
-            None => lost += 1,
-        }
+        let done = covered.unwrap_or_else(|| {
+            lost += 1;
+            tally.ended
+        });
+        delays.push((done - snapshot.submitted).as_secs_f64());
     }
     delays.sort_by(f64::total_cmp);
     PolicyMetrics {
@@ -112,7 +119,40 @@ fn round(value: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::super::server::Snapshot;
     use super::*;
+
+    #[test]
+    fn a_lost_snapshot_counts_with_what_it_waited_until_the_end() {
+        let start = Instant::now();
+        let at = |s: u64| start + Duration::from_secs(s);
+        let snapshot = |session: &str, submitted: u64| Snapshot {
+            session: session.into(),
+            submitted: at(submitted),
+            turns: 4,
+            decode: Duration::from_secs(28),
+        };
+        let tally = Tally {
+            contention_s: 0.0,
+            wasted_s: 0.0,
+            killed_s: 0.0,
+            probe_reads: 0,
+            probe_requests: 0,
+            probe_reads_running: 0,
+            llm_requests: 0,
+            preemptions: 0,
+            snapshots: vec![snapshot("a", 0), snapshot("b", 0), snapshot("c", 900)],
+            completions: vec![(0, at(10)), (1, at(30))],
+            ended: at(1000),
+        };
+        let metrics = measure(&tally);
+        assert_eq!(metrics.lost, 1);
+        // 10, 30 and the lost one's 100: without it the median would be 10.
+        assert_eq!(metrics.delay_p50_s, 30.0);
+        assert_eq!(metrics.delay_p95_s, 100.0);
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -156,6 +156,8 @@ pub struct Tally {
     pub snapshots: Vec<Snapshot>,
     /// `(snapshot, when)` for every review that decoded to the end.
     pub completions: Vec<(usize, Instant)>,
+    /// When the tally was taken: the end of the run, drain window included.
+    pub ended: Instant,
 }
 
 /// The simulated managed server; share it as `Arc<SimServer>`.
@@ -341,8 +343,9 @@ impl SimServer {
 
     /// The meters and the record, at the end of a run.
     pub fn tally(&self) -> Tally {
+        let now = Instant::now();
         let mut state = self.state();
-        state.book(Instant::now());
+        state.book(now);
         Tally {
             contention_s: state.meters.contention_s,
             wasted_s: state.meters.wasted_s,
@@ -354,6 +357,7 @@ impl SimServer {
             preemptions: state.meters.preemptions,
             snapshots: state.snapshots.clone(),
             completions: state.completions.clone(),
+            ended: now,
         }
     }
 }
