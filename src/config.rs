@@ -59,6 +59,10 @@ pub struct SchedulerConfig {
     pub defer: DeferMode,
     /// Quiet seconds after the last live turn before a lull begins.
     pub settle_s: u64,
+    /// The settle window after learning work was preempted, until a piece of work completes: a
+    /// preemption says the person is in a burst of prompts, where a short pause is rarely long
+    /// enough for a review. Never shorter than `settle_s`.
+    pub settle_after_preemption_s: u64,
     /// Age after which queued work runs regardless of idleness.
     pub max_age_s: u64,
     /// Seconds after which a turn lease lapses, so a crashed agent cannot hold the GPU.
@@ -70,6 +74,7 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             defer: DeferMode::Auto,
             settle_s: 15,
+            settle_after_preemption_s: 60,
             max_age_s: 1800,
             turn_lease_s: 600,
         }

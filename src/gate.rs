@@ -56,6 +56,8 @@ impl EngineClock {
 pub struct GateTiming {
     /// Quiet time after the last turn before a lull begins.
     pub settle: Duration,
+    /// The same after a preemption, until work completes (at least `settle`).
+    pub settle_after_preemption: Duration,
     /// Age at which queued work runs regardless.
     pub max_age: Duration,
     /// Lifetime of a turn lease.
@@ -66,6 +68,9 @@ impl From<&SchedulerConfig> for GateTiming {
     fn from(config: &SchedulerConfig) -> GateTiming {
         GateTiming {
             settle: Duration::from_secs(config.settle_s),
+            settle_after_preemption: Duration::from_secs(
+                config.settle_after_preemption_s.max(config.settle_s),
+            ),
             max_age: Duration::from_secs(config.max_age_s),
             turn_lease: Duration::from_secs(config.turn_lease_s),
         }
@@ -123,6 +128,9 @@ struct Turns {
     last_activity: Option<Instant>,
     /// What `last_activity` was, for the person: "the last turn" or another client.
     last_activity_cause: ActivityCause,
+    /// Learning work was preempted and none has completed since: the settle window is
+    /// [`GateTiming::settle_after_preemption`].
+    preempted: bool,
 }
 
 /// Who was last seen using the GPU.
@@ -242,6 +250,17 @@ impl IdleGate {
         turns.record(Instant::now(), ActivityCause::BusySlot);
     }
 
+    /// Records that learning work was preempted: the person is in a burst of prompts, so the
+    /// longer settle window applies until work completes.
+    fn work_preempted(&self) {
+        self.turns.lock().expect("turns lock").preempted = true;
+    }
+
+    /// Records that a piece of learning work completed: the plain settle window applies again.
+    pub fn work_completed(&self) {
+        self.turns.lock().expect("turns lock").preempted = false;
+    }
+
     /// Number of live (unlapsed) turns.
     pub fn live_turns(&self) -> usize {
         let mut turns = self.turns.lock().expect("turns lock");
@@ -268,18 +287,24 @@ impl IdleGate {
         let aged = age >= self.timing.max_age;
         let age_deadline = (!aged).then(|| now + (self.timing.max_age - age));
 
-        let (live, settle_deadline, next_lapse, cause) = {
+        let (live, settle_deadline, next_lapse, cause, preempted) = {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
+            let window = if turns.preempted {
+                self.timing.settle_after_preemption
+            } else {
+                self.timing.settle
+            };
             let settle = turns
                 .last_activity
-                .map(|at| at + self.timing.settle)
+                .map(|at| at + window)
                 .filter(|&deadline| deadline > now);
             (
                 turns.leases.len(),
                 settle,
                 turns.leases.values().map(|lease| lease.expires).min(),
                 turns.last_activity_cause,
+                turns.preempted,
             )
         };
         if !aged && live > 0 {
@@ -293,8 +318,13 @@ impl IdleGate {
                 ActivityCause::ReportedTurn => "the last turn",
                 ActivityCause::BusySlot => "the server was last seen busy (another client)",
             };
+            let longer = if preempted {
+                " (longer since learning was last preempted)"
+            } else {
+                ""
+            };
             return wait(
-                format!("waiting: the settle window after {after}"),
+                format!("waiting: the settle window after {after}{longer}"),
                 earliest(&[age_deadline, settle_deadline]),
             );
         }
@@ -412,6 +442,7 @@ impl Permit {
             tokio::select! {
                 changed = self.turn_starts.changed() => {
                     if changed.is_ok() {
+                        self.gate.work_preempted();
                         return Preemption::TurnStarted;
                     }
                 }
@@ -419,6 +450,7 @@ impl Permit {
                     let reading = self.gate.server.read().await;
                     if foreign_busy_slots(&reading, &self.model) > 0 {
                         self.gate.busy_slot_seen();
+                        self.gate.work_preempted();
                         return Preemption::ForeignSlotBusy;
                     }
                     pace.relax();

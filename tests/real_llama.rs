@@ -227,6 +227,7 @@ async fn a_review_runs_is_preempted_and_ends_cleanly_on_the_real_server() {
     let mut config = Config::default();
     config.server.state_file = state_file.clone();
     config.scheduler.settle_s = 1;
+    config.scheduler.settle_after_preemption_s = 1;
     let paths = Paths {
         data_dir: dir.path().join("data"),
         config_file: dir.path().join("none.toml"),

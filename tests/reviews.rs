@@ -515,10 +515,47 @@ async fn a_turn_start_preempts_and_the_review_completes_later() {
     assert_eq!((review.status, review.attempts), (ReviewStatus::Queued, 1));
 
     sim.engine.finish_turn(&lease).unwrap();
-    sim.event(Duration::from_secs(120), completed).await;
+    sim.event(Duration::from_secs(180), completed).await;
     let review = sim.status_of(&id).await;
     assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 2));
     assert_eq!(sim.engine.candidates(None).await.unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_preemption_the_settle_window_is_longer_until_work_completes() {
+    let mut sim = sim().await;
+    sim.start_one("s1").await;
+    let lease = sim.engine.start_turn();
+    sim.event(Duration::from_millis(500), |e| {
+        matches!(e, EngineEvent::ReviewPreempted { .. })
+    })
+    .await;
+    sim.engine.finish_turn(&lease).unwrap();
+    let finished = Instant::now();
+
+    sim.advance(Duration::from_secs(59)).await;
+    assert_eq!(
+        sim.llm.calls().len(),
+        1,
+        "no second run inside the longer window"
+    );
+    let reason = sim.engine.status().await.unwrap().learning.reason.unwrap();
+    assert!(reason.contains("preempted"), "{reason}");
+    sim.event(Duration::from_secs(60), completed).await;
+    let calls = sim.llm.calls();
+    assert!(calls[1].started - finished >= Duration::from_secs(60));
+
+    // Completed work brings back the plain 15 s window.
+    let lease = sim.engine.start_turn();
+    sim.submit(submission("s2", "hello")).await;
+    sim.engine.finish_turn(&lease).unwrap();
+    let finished = Instant::now();
+    sim.event(Duration::from_secs(60), completed).await;
+    let started = sim.llm.calls()[2].started - finished;
+    assert!(
+        (Duration::from_secs(15)..Duration::from_secs(16)).contains(&started),
+        "{started:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

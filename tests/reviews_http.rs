@@ -37,6 +37,7 @@ fn config_for(state_file: &Path) -> Config {
     let mut config = Config::default();
     config.server.state_file = state_file.to_path_buf();
     config.scheduler.settle_s = 1;
+    config.scheduler.settle_after_preemption_s = 1;
     config
 }
 

@@ -97,6 +97,13 @@ struct SimulateArgs {
     /// Print the `"simulation"` JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Lull's settle window for this run (`scheduler.settle_s`; default 15).
+    #[arg(long, value_name = "SECONDS")]
+    settle_s: Option<u64>,
+    /// Lull's settle window after a preemption for this run
+    /// (`scheduler.settle_after_preemption_s`; default 60).
+    #[arg(long, value_name = "SECONDS")]
+    settle_after_preemption_s: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -200,10 +207,16 @@ async fn serve(paths: Paths) -> anyhow::Result<()> {
 }
 
 async fn simulate(args: SimulateArgs) -> anyhow::Result<()> {
+    let mut scheduler = lull::config::SchedulerConfig::default();
+    scheduler.settle_s = args.settle_s.unwrap_or(scheduler.settle_s);
+    scheduler.settle_after_preemption_s = args
+        .settle_after_preemption_s
+        .unwrap_or(scheduler.settle_after_preemption_s);
     let options = lull::sim::Options {
         seed: args.seed,
         hours: args.hours,
         trace_file: args.trace,
+        scheduler,
     };
     let simulation = lull::sim::run_detached(options).await?;
     if args.json {

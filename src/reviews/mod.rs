@@ -295,6 +295,9 @@ impl ReviewWorker {
                 }
             }
         };
+        if result.is_ok() {
+            self.gate.work_completed();
+        }
         self.record_outcome(&review, result, started).await;
     }
 

@@ -59,6 +59,16 @@ pub struct PolicyDetail {
     pub submitted: u64,
 }
 
+impl PolicyMetrics {
+    /// Server requests per snapshot a finished review covered: what learning cost the server
+    /// per review it actually delivered (a policy that loses reviews also spends nothing more
+    /// on them).
+    pub fn requests_per_covered_review(&self) -> f64 {
+        let covered = self.detail.submitted.saturating_sub(self.lost);
+        self.server_requests as f64 / covered.max(1) as f64
+    }
+}
+
 pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
     // Latest completion per session does not suffice (an old snapshot may finish after a newer
     // one was queued), so keep every completion and take the earliest that covers.

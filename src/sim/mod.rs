@@ -44,7 +44,7 @@ pub use policies::{HERMES_MAX_ATTEMPTS, HERMES_POLL, HERMES_SETTLE};
 pub use server::{SIM_BASE_URL, SIM_MODEL};
 pub use trace::{Trace, TraceError, TraceEvent, TraceSummary};
 
-use crate::config::{Config, Paths};
+use crate::config::{Config, Paths, SchedulerConfig};
 use policies::{Hermes, Immediate, Learner, Production};
 use server::SimServer;
 
@@ -79,6 +79,9 @@ pub struct Options {
     pub hours: f64,
     /// A JSON-lines trace to replay instead of a generated one.
     pub trace_file: Option<PathBuf>,
+    /// The `lull` policy's `[scheduler]` settings (the defaults unless asked otherwise), so a
+    /// person can see what another settle window would have done to the same day.
+    pub scheduler: SchedulerConfig,
 }
 
 impl Default for Options {
@@ -87,6 +90,7 @@ impl Default for Options {
             seed: DEFAULT_SEED,
             hours: DEFAULT_HOURS,
             trace_file: None,
+            scheduler: SchedulerConfig::default(),
         }
     }
 }
@@ -134,31 +138,37 @@ pub struct Target {
 
 /// Replays the options' trace on a thread of its own; for callers already inside a runtime.
 pub async fn run_detached(options: Options) -> Result<Simulation, SimError> {
-    tokio::task::spawn_blocking(move || run(&options.trace()?))
+    tokio::task::spawn_blocking(move || run_with(&options.trace()?, &options.scheduler))
         .await
         .expect("the simulation thread does not panic")
 }
 
-/// Replays `trace` under each policy. Builds its own runtimes: call it outside any runtime.
+/// Replays `trace` under each policy, `lull` with the default settings. Builds its own
+/// runtimes: call it outside any runtime.
 pub fn run(trace: &Trace) -> Result<Simulation, SimError> {
+    run_with(trace, &SchedulerConfig::default())
+}
+
+/// [`run`] with `lull`'s `[scheduler]` settings given.
+pub fn run_with(trace: &Trace, scheduler: &SchedulerConfig) -> Result<Simulation, SimError> {
     Ok(Simulation {
         trace: trace.summary(),
         policies: Policies {
-            immediate: on_virtual_clock(trace, Policy::Immediate)?,
-            hermes: on_virtual_clock(trace, Policy::Hermes)?,
-            lull: on_virtual_clock(trace, Policy::Lull)?,
+            immediate: on_virtual_clock(trace, &Policy::Immediate)?,
+            hermes: on_virtual_clock(trace, &Policy::Hermes)?,
+            lull: on_virtual_clock(trace, &Policy::Lull(scheduler.clone()))?,
         },
     })
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Policy {
     Immediate,
     Hermes,
-    Lull,
+    Lull(SchedulerConfig),
 }
 
-fn on_virtual_clock(trace: &Trace, policy: Policy) -> Result<PolicyMetrics, SimError> {
+fn on_virtual_clock(trace: &Trace, policy: &Policy) -> Result<PolicyMetrics, SimError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -168,13 +178,17 @@ fn on_virtual_clock(trace: &Trace, policy: Policy) -> Result<PolicyMetrics, SimE
         match policy {
             Policy::Immediate => drive(trace, &server, Immediate::new(server.clone())).await?,
             Policy::Hermes => drive(trace, &server, Hermes::new(server.clone())).await?,
-            Policy::Lull => {
+            Policy::Lull(scheduler) => {
                 let data_dir = ScratchDir::new()?;
                 let paths = Paths {
                     config_file: data_dir.0.join("config.toml"),
                     data_dir: data_dir.0.clone(),
                 };
-                let production = Production::open(server.clone(), Config::default(), paths).await?;
+                let config = Config {
+                    scheduler: scheduler.clone(),
+                    ..Config::default()
+                };
+                let production = Production::open(server.clone(), config, paths).await?;
                 drive(trace, &server, production).await?;
             }
         }
@@ -346,7 +360,13 @@ impl Simulation {
             Target {
                 claim: "lull server requests < hermes's",
                 holds: lull.server_requests < hermes.server_requests,
-                figures: format!("{} vs {}", lull.server_requests, hermes.server_requests),
+                figures: format!(
+                    "{} vs {} (per covered review: {:.2} vs {:.2})",
+                    lull.server_requests,
+                    hermes.server_requests,
+                    lull.requests_per_covered_review(),
+                    hermes.requests_per_covered_review()
+                ),
             },
         ]
     }
