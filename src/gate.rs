@@ -148,6 +148,15 @@ impl Turns {
         self.last_activity = Some(at);
         self.last_activity_cause = cause;
     }
+
+    /// The quiet time a lull needs now: longer while a preemption is unanswered.
+    fn settle_window(&self, timing: &GateTiming) -> Duration {
+        if self.preempted {
+            timing.settle_after_preemption
+        } else {
+            timing.settle
+        }
+    }
 }
 
 impl Turns {
@@ -245,9 +254,12 @@ impl IdleGate {
     }
 
     /// Records that another client was seen using the server now: the settle window restarts.
-    fn busy_slot_seen(&self) {
+    /// Returns when it ends.
+    fn busy_slot_seen(&self) -> Instant {
+        let now = Instant::now();
         let mut turns = self.turns.lock().expect("turns lock");
-        turns.record(Instant::now(), ActivityCause::BusySlot);
+        turns.record(now, ActivityCause::BusySlot);
+        now + turns.settle_window(&self.timing)
     }
 
     /// Records that learning work was preempted: the person is in a burst of prompts, so the
@@ -290,11 +302,7 @@ impl IdleGate {
         let (live, settle_deadline, next_lapse, cause, preempted) = {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
-            let window = if turns.preempted {
-                self.timing.settle_after_preemption
-            } else {
-                self.timing.settle
-            };
+            let window = turns.settle_window(&self.timing);
             let settle = turns
                 .last_activity
                 .map(|at| at + window)
@@ -387,14 +395,15 @@ impl IdleGate {
         }
         if !reading.idle {
             // A busy slot is a live turn of another client (DESIGN §2.1): the settle window
-            // counts from the last time it was seen busy, as it does for reported turns.
-            self.busy_slot_seen();
+            // counts from the last time it was seen busy, as it does for reported turns, so
+            // nothing is worth asking before it ends.
+            let settled = self.busy_slot_seen();
             return wait(
                 format!(
-                    "waiting: {} slot(s) busy on the managed server",
+                    "waiting: {} slot(s) busy on the managed server (another client), then the settle window",
                     reading.n_busy_slots()
                 ),
-                recheck,
+                earliest(&[age_deadline, Some(settled)]),
             );
         }
         Verdict::Go {

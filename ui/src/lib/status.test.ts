@@ -45,7 +45,10 @@ describe("count", () => {
 describe("engineSentence", () => {
   it.each([
     ["waiting: 1 live turn(s) in progress", "Waiting: 1 live turn in progress."],
-    ["waiting: 3 slot(s) busy on the managed server", "Waiting: 3 slots busy on the managed server."],
+    [
+      "waiting: 3 slot(s) busy on the managed server (another client), then the settle window",
+      "Waiting: 3 slots busy on the managed server (another client), then the settle window.",
+    ],
     ["waiting for the managed server: no managed server: /x/server.json does not exist", "Waiting for the managed server: no managed server: /x/server.json does not exist."],
     ["already a sentence.", "Already a sentence."],
   ])("%s", (reason, expected) => {

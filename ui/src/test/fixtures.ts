@@ -20,7 +20,7 @@ export function busyStatus(patch: Partial<Status> = {}): Status {
       idle: false,
       reason: "the server is processing: qwen3-8b (1 busy)",
     },
-    learning: { state: "waiting", reason: "waiting: 1 slot(s) busy on the managed server" },
+    learning: { state: "waiting", reason: "waiting: 1 slot(s) busy on the managed server (another client), then the settle window" },
     live_turns: 1,
     queue: { queued: 3, running: 0 },
     drafts: { review_pending: 2 },

@@ -12,7 +12,7 @@ describe("Overview", () => {
   it("shows what learning does and why it waits, live turns, and the server's models with busy slots", () => {
     render(Overview, { status: busyStatus() });
     const now = screen.getByRole("status");
-    expect(now).toHaveTextContent("Waiting: 1 slot busy on the managed server. 3 reviews queued; none will be lost.");
+    expect(now).toHaveTextContent("Waiting: 1 slot busy on the managed server (another client), then the settle window. 3 reviews queued; none will be lost.");
     expect(now).toHaveTextContent("Your agent reports 1 live turn");
     expect(screen.getByText("Live turns").nextElementSibling).toHaveTextContent("1");
     const server = screen.getByRole("region", { name: "Managed server" });
