@@ -50,4 +50,4 @@ screenshots: ui
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps
-	$(CARGO) bench --bench routing --bench simulation --bench ingest --bench idle
+	$(CARGO) bench --bench routing --bench simulation --bench ingest --bench idle --bench frontier
