@@ -1,7 +1,7 @@
 //! The trade-off behind the scheduler's settle windows: `lull simulate` over many generated days
 //! for a grid of `scheduler.settle_s` × `scheduler.settle_after_preemption_s`, counting on how
 //! many days each of issue 6's targets holds. Writes `bench/results/frontier.md`. Run with
-//! `cargo bench --bench frontier` (about a minute on two cores).
+//! `cargo bench --bench frontier` (well under a minute on two cores).
 //!
 //! Waiting longer before learning spares the server futile starts inside a burst of prompts
 //! (fewer requests, less wasted decode) and delays every review; this table shows where the

@@ -35,7 +35,7 @@ pub fn sleep_mode(pid: u32) -> SleepMode {
 
 /// The sleep setting that a NUL-separated command line and environment (as `/proc` shows
 /// them) give llama-server. `environ` is `None` when it could not be read.
-pub fn sleep_mode_of(cmdline: &[u8], environ: Option<&[u8]>) -> SleepMode {
+fn sleep_mode_of(cmdline: &[u8], environ: Option<&[u8]>) -> SleepMode {
     let args: Vec<&[u8]> = cmdline
         .split(|&byte| byte == 0)
         .filter(|arg| !arg.is_empty())

@@ -41,7 +41,7 @@ mod watcher;
 
 use std::path::PathBuf;
 
-pub use launch::{sleep_mode, sleep_mode_of, SleepMode};
+pub use launch::{sleep_mode, SleepMode};
 pub use monitor::{InterestGuard, MonitorConfig, ServerMonitor, INTEREST_POLL_INTERVAL};
 pub use probe::{
     CachedProbe, HttpProbe, ManualProbe, ProbeConfig, ReadingFuture, ServerProbe,
