@@ -10,11 +10,13 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::config::{Config, DeferMode, Paths};
+use crate::data_dir::{create_private_dir, DataDirLock};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
 use crate::reviews::{
-    queue, Activity, Candidate, Decision, NewReview, Review, ReviewStatus, ReviewWorker,
+    queue, Activity, Candidate, CandidateStatus, Decision, NewReview, Review, ReviewStatus,
+    ReviewWorker,
 };
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
@@ -23,6 +25,11 @@ use crate::store::{now_ms, Store, StoreError};
 
 /// Lull's version, reported by `/v1/health` and the UI.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The longest `session_key` an agent may send (characters): a key names a session, it does
+/// not carry data.
+pub const MAX_SESSION_KEY_CHARS: usize = 256;
+/// The message roles a transcript may hold (OpenAI's chat roles).
+pub const MESSAGE_ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
 
 /// Why an engine operation did not happen; each maps to one API status.
 #[derive(Debug, thiserror::Error)]
@@ -106,12 +113,16 @@ struct EngineInner {
     store: Store,
     events: EventBus,
     settings: watch::Sender<Settings>,
+    /// Serialises settings changes, so concurrent patches each see the other's result.
+    settings_update: tokio::sync::Mutex<()>,
     generation: i64,
     server: Arc<dyn ServerProbe>,
     gate: Arc<IdleGate>,
     reviews: Arc<ReviewWorker>,
     routing: RoutingService,
     shutdown: watch::Sender<bool>,
+    /// This engine's hold on the data folder (`None` with a store of the caller's own).
+    _data_dir_lock: Option<DataDirLock>,
 }
 
 /// The engine's replaceable parts: the managed server's probe and the LLM client.
@@ -125,7 +136,8 @@ pub struct Seams {
     pub server_changes: Option<watch::Receiver<ServerReading>>,
     /// Sends chat requests.
     pub llm: Arc<dyn LlmClient>,
-    /// The database; `None` opens `<data_dir>/lull.db`.
+    /// The database; `None` opens `<data_dir>/lull.db`, after taking the folder's lock (one
+    /// engine per data folder).
     pub store: Option<Store>,
 }
 
@@ -168,10 +180,14 @@ impl Engine {
         paths: Paths,
         seams: Seams,
     ) -> Result<Engine, EngineError> {
-        create_private_dir(&paths.data_dir)?;
-        let store = match seams.store {
-            Some(store) => store,
-            None => Store::open(&paths.database())?,
+        let startup = |err: crate::data_dir::DataDirError| EngineError::Startup(err.to_string());
+        create_private_dir(&paths.data_dir).map_err(startup)?;
+        let (store, data_dir_lock) = match seams.store {
+            Some(store) => (store, None),
+            None => {
+                let lock = DataDirLock::acquire(&paths.data_dir).map_err(startup)?;
+                (Store::open(&paths.database())?, Some(lock))
+            }
         };
         let defaults = Settings::defaults(&config);
         let (settings, generation) = store
@@ -198,6 +214,7 @@ impl Engine {
             settings.subscribe(),
             events.clone(),
             &config.reviews,
+            &config.learning,
         ));
         reviews.recover().await?;
         let routing = RoutingService::start(
@@ -224,12 +241,14 @@ impl Engine {
                 store,
                 events,
                 settings,
+                settings_update: tokio::sync::Mutex::new(()),
                 generation,
                 server: seams.server,
                 gate,
                 reviews,
                 routing,
                 shutdown,
+                _data_dir_lock: data_dir_lock,
             }),
         };
         engine.inner.events.emit(EngineEvent::EngineStarted {
@@ -269,6 +288,9 @@ impl Engine {
         if patch.is_empty() {
             return Ok(self.settings());
         }
+        // Read, merge, write and publish under one lock: two patches at the same moment (a tray
+        // toggle and an agent's PATCH) both land, in memory as in the database.
+        let _serialised = self.inner.settings_update.lock().await;
         let current = self.settings();
         let next = self
             .inner
@@ -332,10 +354,27 @@ impl Engine {
         if submission.session_key.trim().is_empty() {
             return Err(EngineError::Invalid("session_key must not be empty".into()));
         }
+        if submission.session_key.chars().count() > MAX_SESSION_KEY_CHARS {
+            return Err(EngineError::Invalid(format!(
+                "session_key is longer than {MAX_SESSION_KEY_CHARS} characters; send a short id of the session"
+            )));
+        }
         if submission.messages.is_empty() {
             return Err(EngineError::Invalid(
                 "messages must hold the conversation; it is empty".into(),
             ));
+        }
+        if let Some((index, message)) = submission
+            .messages
+            .iter()
+            .enumerate()
+            .find(|(_, message)| !MESSAGE_ROLES.contains(&message.role.as_str()))
+        {
+            return Err(EngineError::Invalid(format!(
+                "messages[{index}].role is `{}`; it must be one of {}",
+                message.role,
+                MESSAGE_ROLES.join(", ")
+            )));
         }
         if let Some(runtime) = &submission.runtime {
             if !(runtime.base_url.starts_with("http://")
@@ -368,12 +407,15 @@ impl Engine {
             .await?)
     }
 
-    /// Runs a queued review now, whatever the gate says (a person asked).
+    /// Runs a queued review as soon as the managed server can take it, without waiting for a
+    /// lull (a person asked); deferred work running meanwhile yields to it.
     pub async fn run_review_now(&self, id: &str) -> Result<(), EngineError> {
         self.require_queued(id).await?;
-        let reviews = self.inner.reviews.clone();
-        let id = id.to_string();
-        tokio::spawn(async move { reviews.run_now(&id).await });
+        if !self.inner.reviews.run_now(id).await? {
+            return Err(EngineError::Conflict(format!(
+                "review {id} started meanwhile; it is no longer queued"
+            )));
+        }
         Ok(())
     }
 
@@ -416,11 +458,14 @@ impl Engine {
     }
 
     /// Candidates, newest first.
-    pub async fn candidates(&self, status: Option<String>) -> Result<Vec<Candidate>, EngineError> {
+    pub async fn candidates(
+        &self,
+        status: Option<CandidateStatus>,
+    ) -> Result<Vec<Candidate>, EngineError> {
         Ok(self
             .inner
             .store
-            .call(move |c| queue::list_candidates(c, status.as_deref()))
+            .call(move |c| queue::list_candidates(c, status))
             .await?)
     }
 
@@ -474,19 +519,4 @@ async fn forward_server_changes(
             _ = shutdown.changed() => return,
         }
     }
-}
-
-/// Creates `dir` (and parents) readable only by the user, since it holds the API token.
-fn create_private_dir(dir: &std::path::Path) -> Result<(), EngineError> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|err| {
-            EngineError::Startup(format!(
-                "cannot create data directory {}: {err}",
-                dir.display()
-            ))
-        })
 }

@@ -4,10 +4,15 @@
 //! returns with `finish`, lapsing after `turn_lease_s`), the settle window, and the server's idle
 //! predicate. [`IdleGate::assess`] answers "may this piece of work run now?" with either
 //! [`Verdict::Go`] or [`Verdict::Wait`] (with a reason a person can read and the latest time worth
-//! asking again). [`IdleGate::begin`] hands out the single permit for the managed server; its
-//! [`Permit::preempted`] resolves when a live turn starts or another slot becomes busy (noticed
-//! from the pace of our own stream, confirmed by one read), and the caller then drops its
-//! request and requeues the work.
+//! asking again). [`IdleGate::admit`] takes the single permit for the managed server and only
+//! then assesses, so a turn that started while the work waited for the permit wins. The
+//! permit's [`Permit::preempted`] resolves when a live turn starts, another slot becomes busy
+//! (noticed from the pace of our own stream, confirmed by one read) or a person asks for other
+//! work to run now, and the caller then drops its request and requeues the work.
+//!
+//! Work a person asked for ([`Urgency::Now`]: a review with `focus`, *run now*, defer mode
+//! `never`) skips the lull but not the server: it still needs a ready server with a loaded
+//! model, and waits, saying why, until there is one.
 //!
 //! The gate has no timers of its own and never polls while nothing waits: callers sleep until a
 //! [`IdleGate::changed`] notification or the deadline of a `Wait`. Time is tokio's, so tests and
@@ -98,6 +103,38 @@ pub enum Verdict {
     },
 }
 
+/// How long a piece of work is willing to wait for the managed server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    /// Waits for a lull (DESIGN §2.1), or until it ages out.
+    Deferred,
+    /// A person or the agent asked for it now: no lull needed, but a ready server with a loaded
+    /// model still is (learning never loads a model, which could evict the person's).
+    Now,
+}
+
+/// What [`IdleGate::admit`] decided.
+pub enum Admission {
+    /// Run now, holding the permit.
+    Go {
+        /// Held while the work runs.
+        permit: Permit,
+        /// The model to run on.
+        model: String,
+        /// True when the work runs only because it waited past `max_age`.
+        aged: bool,
+        /// The reading the decision was made on.
+        reading: ServerReading,
+    },
+    /// Not yet; the permit is released.
+    Wait {
+        /// Why, in words for the Overview.
+        reason: String,
+        /// Ask again by then at the latest; `None` means only when something changes.
+        recheck_at: Option<Instant>,
+    },
+}
+
 /// Why running work must stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Preemption {
@@ -105,6 +142,8 @@ pub enum Preemption {
     TurnStarted,
     /// Another client is using the server.
     ForeignSlotBusy,
+    /// A person asked for other work to run now.
+    RunNowRequested,
 }
 
 impl std::fmt::Display for Preemption {
@@ -112,6 +151,7 @@ impl std::fmt::Display for Preemption {
         f.write_str(match self {
             Preemption::TurnStarted => "preempted: a live turn started",
             Preemption::ForeignSlotBusy => "preempted: another client started using the server",
+            Preemption::RunNowRequested => "preempted: other work was asked to run now",
         })
     }
 }
@@ -141,6 +181,9 @@ enum ActivityCause {
     ReportedTurn,
     /// A busy slot nobody reported: another client of the server.
     BusySlot,
+    /// Lull (re)started: it has seen nothing yet, and the agent's turn may be live (a crash
+    /// does not end it), so the first lull starts a settle window after the start.
+    EngineStarted,
 }
 
 impl Turns {
@@ -190,19 +233,24 @@ pub struct IdleGate {
     changes: watch::Sender<u64>,
     /// Bumped only when a turn starts, for preemption.
     turn_starts: watch::Sender<u64>,
+    /// Bumped when work is asked to run now, so deferred work gives way to it.
+    run_now_requests: watch::Sender<u64>,
     managed_slot: Arc<Semaphore>,
 }
 
 impl IdleGate {
-    /// A gate with no live turns.
+    /// A gate with no live turns, whose first settle window starts now.
     pub fn new(timing: GateTiming, clock: EngineClock, server: Arc<dyn ServerProbe>) -> IdleGate {
+        let mut turns = Turns::default();
+        turns.record(Instant::now(), ActivityCause::EngineStarted);
         IdleGate {
             timing,
             clock,
             server,
-            turns: Mutex::new(Turns::default()),
+            turns: Mutex::new(turns),
             changes: watch::channel(0).0,
             turn_starts: watch::channel(0).0,
+            run_now_requests: watch::channel(0).0,
             managed_slot: Arc::new(Semaphore::new(1)),
         }
     }
@@ -291,13 +339,70 @@ impl IdleGate {
         self.changes.subscribe()
     }
 
+    /// Announces work that must run now: running deferred work yields to it (its permit's
+    /// [`Permit::preempted`] resolves), and waiters wake.
+    pub fn run_now_requested(&self) {
+        self.run_now_requests.send_modify(|n| *n += 1);
+        self.notify_change();
+    }
+
+    /// A receiver that sees every [`IdleGate::run_now_requested`] from now on.
+    pub fn run_now_requests(&self) -> watch::Receiver<u64> {
+        self.run_now_requests.subscribe()
+    }
+
+    /// Takes the permit for the managed server (waiting while other work holds it), then
+    /// assesses: a turn that started while this waited for the permit wins.
+    pub async fn admit(
+        self: &Arc<Self>,
+        enqueued_at_ms: i64,
+        model: Option<&str>,
+        urgency: Urgency,
+    ) -> Admission {
+        let slot = self
+            .managed_slot
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the gate's semaphore is never closed");
+        // Subscribed before assessing: a turn that starts from here on preempts the work.
+        let turn_starts = self.turn_starts.subscribe();
+        let run_now_requests = self.run_now_requests.subscribe();
+        match self.assess(enqueued_at_ms, model, urgency).await {
+            Verdict::Wait { reason, recheck_at } => Admission::Wait { reason, recheck_at },
+            Verdict::Go {
+                model,
+                aged,
+                reading,
+            } => Admission::Go {
+                permit: Permit {
+                    gate: self.clone(),
+                    model: model.clone(),
+                    _slot: slot,
+                    turn_starts,
+                    run_now_requests,
+                },
+                model,
+                aged,
+                reading,
+            },
+        }
+    }
+
     /// May work enqueued at `enqueued_at_ms` run on the managed server, on `model` (or on its
-    /// first loaded model when `None`)?
-    pub async fn assess(&self, enqueued_at_ms: i64, model: Option<&str>) -> Verdict {
+    /// first loaded model when `None`)? [`Urgency::Now`] work skips the lull, not the server.
+    pub async fn assess(
+        &self,
+        enqueued_at_ms: i64,
+        model: Option<&str>,
+        urgency: Urgency,
+    ) -> Verdict {
         let now = Instant::now();
         let age = Duration::from_millis((self.clock.now_ms() - enqueued_at_ms).max(0) as u64);
         let aged = age >= self.timing.max_age;
         let age_deadline = (!aged).then(|| now + (self.timing.max_age - age));
+        // Work asked for now needs no lull: it is judged like aged work, but never loads a model.
+        let deferred = !aged && urgency == Urgency::Deferred;
 
         let (live, settle_deadline, next_lapse, cause, preempted) = {
             let mut turns = self.turns.lock().expect("turns lock");
@@ -315,16 +420,17 @@ impl IdleGate {
                 turns.preempted,
             )
         };
-        if !aged && live > 0 {
+        if deferred && live > 0 {
             return wait(
                 format!("waiting: {live} live turn(s) in progress"),
                 earliest(&[age_deadline, next_lapse]),
             );
         }
-        if !aged && settle_deadline.is_some() {
+        if deferred && settle_deadline.is_some() {
             let after = match cause {
                 ActivityCause::ReportedTurn => "the last turn",
                 ActivityCause::BusySlot => "the server was last seen busy (another client)",
+                ActivityCause::EngineStarted => "Lull started",
             };
             let longer = if preempted {
                 " (longer since learning was last preempted)"
@@ -393,6 +499,13 @@ impl IdleGate {
                 recheck,
             );
         }
+        if urgency == Urgency::Now {
+            return Verdict::Go {
+                model: chosen.id,
+                aged: false,
+                reading,
+            };
+        }
         if !reading.idle {
             // A busy slot is a live turn of another client (DESIGN §2.1): the settle window
             // counts from the last time it was seen busy, as it does for reported turns, so
@@ -413,21 +526,6 @@ impl IdleGate {
         }
     }
 
-    /// Takes the single permit for running learning work on the managed server.
-    pub async fn begin(self: &Arc<Self>, model: &str) -> Permit {
-        let slot = self
-            .managed_slot
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the gate's semaphore is never closed");
-        Permit {
-            gate: self.clone(),
-            model: model.to_string(),
-            _slot: slot,
-            turn_starts: self.turn_starts.subscribe(),
-        }
-    }
 }
 
 /// Held while learning work runs on the managed server; dropping it lets the next work in.
@@ -436,23 +534,30 @@ pub struct Permit {
     model: String,
     _slot: OwnedSemaphorePermit,
     turn_starts: watch::Receiver<u64>,
+    run_now_requests: watch::Receiver<u64>,
 }
 
 impl Permit {
-    /// Resolves when the work must yield: a turn starts, or a slot other than ours is busy.
+    /// Resolves when deferred work must yield: a turn starts, a slot other than ours is busy,
+    /// or other work is asked to run now.
     ///
     /// Reported turns need no request. Another client is noticed through `pace`, the pace of
     /// our own stream: when it stalls, one read of the server tells another client's prompt
     /// (preempt) from our own slowness (tolerate more and go on). Nothing is read while the
-    /// stream keeps its pace.
+    /// stream keeps its pace. Yielding to run-now work is not the person's burst of prompts, so
+    /// it leaves the settle window as it was.
     pub async fn preempted(&mut self, pace: &StreamPace) -> Preemption {
-        self.turn_starts.mark_unchanged();
         loop {
             tokio::select! {
                 changed = self.turn_starts.changed() => {
                     if changed.is_ok() {
                         self.gate.work_preempted();
                         return Preemption::TurnStarted;
+                    }
+                }
+                changed = self.run_now_requests.changed() => {
+                    if changed.is_ok() {
+                        return Preemption::RunNowRequested;
                     }
                 }
                 _ = pace.stalled() => {

@@ -15,6 +15,7 @@
 
 pub mod api;
 pub mod config;
+pub mod data_dir;
 pub mod engine;
 pub mod events;
 pub mod fswatch;

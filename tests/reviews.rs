@@ -19,7 +19,7 @@ use lull::events::EngineEvent;
 use lull::llm::{
     ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace,
 };
-use lull::reviews::{queue, Decision, ReviewStatus};
+use lull::reviews::{queue, ActivityState, Decision, ReviewStatus};
 use lull::server::{
     ManualProbe, ModelReading, ModelStatus, ServerMode, ServerReading, ServerState,
 };
@@ -288,10 +288,10 @@ async fn a_review_waits_while_a_turn_is_live_and_runs_after_the_settle_window() 
         "nothing may run during a live turn"
     );
     let status = sim.engine.status().await.unwrap();
-    assert_eq!(status.learning.state, "waiting");
+    assert_eq!(status.learning.state, ActivityState::Waiting);
     assert!(status.learning.reason.unwrap().contains("live turn"));
     let event = sim
-        .event(Duration::ZERO, |e| matches!(e, EngineEvent::LearningActivity { activity } if activity.state == "waiting"))
+        .event(Duration::ZERO, |e| matches!(e, EngineEvent::LearningActivity { activity } if activity.state == ActivityState::Waiting))
         .await;
     assert!(
         matches!(event, EngineEvent::LearningActivity { activity } if activity.reason.as_deref().is_some_and(|r| r.contains("live turn")))
@@ -448,7 +448,9 @@ async fn an_older_requeue_never_replaces_a_newer_queued_snapshot() {
             assert!(!newer.coalesced, "a running review does not hold the slot");
             let status = queue::requeue(c, &old.review_id, "preempted", 40)?;
             assert_eq!(status, ReviewStatus::Superseded);
-            let queued = queue::oldest_queued(c)?.expect("the newer one is queued");
+            let due = queue::dispatchable(c, 40)?;
+            assert_eq!(due.len(), 1, "only the newer one is queued");
+            let queued = queue::get(c, &due[0].id)?.expect("it exists");
             assert_eq!(queued.id, newer.review_id);
             assert_eq!(queued.messages[0].content, "new");
             assert_eq!(
@@ -667,7 +669,7 @@ async fn pause_holds_everything_and_resume_releases_it() {
     sim.submit(submission("s1", "hello")).await;
     sim.advance(Duration::from_secs(3600)).await;
     assert!(sim.llm.calls().is_empty(), "pause holds even aged-out work");
-    assert_eq!(sim.engine.status().await.unwrap().learning.state, "paused");
+    assert_eq!(sim.engine.status().await.unwrap().learning.state, ActivityState::Paused);
 
     sim.set_paused(false).await;
     sim.event(Duration::from_secs(60), completed).await;

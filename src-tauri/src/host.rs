@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use lull::api::ApiDiscovery;
 use lull::{Config, Engine, Paths};
 use serde::Serialize;
 use tauri::async_runtime::JoinHandle;
@@ -167,7 +166,6 @@ impl EngineHost {
             Err(error) => eprintln!("lull-desktop: logging is off: {error:#}"),
         }
         let config = Config::load(&paths.config_file, std::env::vars())?;
-        refuse_a_second_engine(&paths)?;
         tracing::info!(data_dir = %paths.data_dir.display(), "starting the engine");
         Ok((config, paths))
     }
@@ -295,24 +293,6 @@ impl EngineHost {
     }
 }
 
-/// Two engines on one database would each requeue the other's running work: refuse to start
-/// while `api.json` names another live process.
-fn refuse_a_second_engine(paths: &Paths) -> anyhow::Result<()> {
-    let Ok(Some(discovery)) = ApiDiscovery::read(&paths.api_json()) else {
-        return Ok(());
-    };
-    if discovery.pid == std::process::id() || !lull::server::pid_is_alive(discovery.pid) {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "another Lull engine (pid {}) already serves {} at {}. Stop it (for example the \
-         headless `lull serve`), then quit and restart this app.",
-        discovery.pid,
-        paths.data_dir.display(),
-        discovery.base_url
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,30 +349,5 @@ mod tests {
             serde_json::to_value(HostState::Starting).unwrap(),
             serde_json::json!({"state": "starting"})
         );
-    }
-
-    #[test]
-    fn a_live_engine_in_api_json_is_refused_and_a_dead_one_ignored() {
-        let dir = std::env::temp_dir().join(format!("lull-desktop-host-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let paths = Paths {
-            data_dir: dir.clone(),
-            config_file: dir.join("config.toml"),
-        };
-        assert!(refuse_a_second_engine(&paths).is_ok(), "no api.json");
-        // pid 1 is always alive; u32::MAX never is.
-        for (pid, refused) in [(1, true), (u32::MAX, false), (std::process::id(), false)] {
-            ApiDiscovery {
-                base_url: "http://127.0.0.1:7707".into(),
-                pid,
-            }
-            .write(&paths.api_json())
-            .unwrap();
-            match refuse_a_second_engine(&paths) {
-                Err(error) => assert!(refused && error.to_string().contains("lull serve")),
-                Ok(()) => assert!(!refused, "pid {pid} was not refused"),
-            }
-        }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

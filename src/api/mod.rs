@@ -30,7 +30,7 @@ pub use guard::Guard;
 
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
 use crate::events::EngineEvent;
-use crate::reviews::{Candidate, Review, ReviewStatus};
+use crate::reviews::{Candidate, CandidateStatus, Review, ReviewStatus};
 use crate::routing::{Outcome, RouteAnswer};
 use crate::settings::{Settings, SettingsPatch};
 
@@ -219,7 +219,7 @@ async fn drop_review(
 
 async fn list_candidates(
     State(state): State<ApiState>,
-    ApiQuery(filter): ApiQuery<StatusFilter<String>>,
+    ApiQuery(filter): ApiQuery<StatusFilter<CandidateStatus>>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let candidates: Vec<Candidate> = state.engine.candidates(filter.status).await?;
     Ok(Json(json!({ "candidates": candidates })))

@@ -1,34 +1,43 @@
 //! Idle-deferred conversation reviews (DESIGN §2.1).
 //!
 //! An agent submits a finished conversation; [`ReviewWorker::submit`] stores it in the durable
-//! queue ([`queue`]) and decides: run at once (an explicit `focus`, defer mode `never`, or a
-//! runtime that is not the managed server) or defer to a lull. [`ReviewWorker::run`] is the
-//! dispatcher: it takes the oldest queued review, asks the [`IdleGate`] whether it may run, runs
-//! it with the prompt of [`prompt`], and stores the candidates. Preempted work is requeued, never
-//! dropped; a failed run is retried a bounded number of times; the dispatcher itself survives any
-//! single failure and sleeps, with no timer, while the queue is empty.
+//! queue ([`queue`]). [`ReviewWorker::run`] is the dispatcher, the only place reviews start:
+//! it takes the queued reviews whose back-off is over (those asked to run now first, then the
+//! longest waiting), starts those bound for another endpoint at once, and asks the
+//! [`IdleGate`] to admit the first one bound for the managed server: a deferred review waits
+//! for a lull, one asked to run now (a `focus`, *run now*, defer mode `never`) only for a
+//! ready server with a loaded model, and both hold the gate's one permit while they run.
+//! Preempted work is requeued, never dropped; an endpoint's error is retried after a growing
+//! back-off, a bounded number of times; a missing server is a wait, never a failure. The
+//! dispatcher survives any single failure and sleeps, with no timer, while nothing is due.
 
 pub mod prompt;
 pub mod queue;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::watch;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::config::{DeferMode, ReviewsConfig};
+use crate::config::{DeferMode, LearningConfig, ReviewsConfig};
 use crate::events::{EngineEvent, EventBus};
-use crate::gate::{IdleGate, Verdict};
+use crate::gate::{Admission, IdleGate, Permit, Urgency};
 use crate::llm::{ChatEndpoint, LlmClient, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 use prompt::Window;
-pub use queue::{Candidate, CandidateProposal, NewReview, Review, ReviewStatus, RunUsage};
+pub use queue::{
+    Candidate, CandidateProposal, CandidateStatus, NewReview, RetryPolicy, Review, ReviewStatus,
+    RunUsage,
+};
 
-/// Failed runs (errors, broken model output) before a review is given up as `failed`.
-pub const REVIEW_MAX_FAILURES: u32 = 3;
+/// The wait before retrying a review after its endpoint's first error; it doubles each time.
+pub const RETRY_FIRST_BACKOFF: Duration = Duration::from_secs(5);
+/// The longest wait between two retries of a review.
+pub const RETRY_MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
 /// Pause before the dispatcher retries after its own database error.
 const DISPATCH_ERROR_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -38,7 +47,7 @@ const DISPATCH_ERROR_BACKOFF: Duration = Duration::from_secs(5);
 pub enum Decision {
     /// Queued until a lull.
     Deferred,
-    /// Running now.
+    /// Runs now, or as soon as the server it needs can take it.
     Dispatched,
     /// Merged into the session's queued review.
     Coalesced,
@@ -47,10 +56,24 @@ pub enum Decision {
 /// What the dispatcher is doing, for the Overview.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Activity {
-    /// `idle`, `paused`, `waiting` or `running`.
-    pub state: &'static str,
+    /// Its state.
+    pub state: ActivityState,
     /// Why it waits, or what it runs.
     pub reason: Option<String>,
+}
+
+/// The dispatcher's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityState {
+    /// Nothing to do.
+    Idle,
+    /// Learning is paused.
+    Paused,
+    /// Work is due but waits (for a lull, the server, a model or a back-off).
+    Waiting,
+    /// Work runs on the managed server.
+    Running,
 }
 
 /// Where a review will run.
@@ -69,11 +92,15 @@ pub struct ReviewWorker {
     settings: watch::Receiver<Settings>,
     events: EventBus,
     fallback: Option<ChatEndpoint>,
+    retry: RetryPolicy,
     activity: watch::Sender<Activity>,
+    /// Reviews running on other endpoints, beside the dispatcher.
+    elsewhere: Mutex<JoinSet<()>>,
 }
 
 impl ReviewWorker {
-    /// A worker over the engine's parts; `reviews` gives the configured fallback endpoint.
+    /// A worker over the engine's parts; `reviews` gives the configured fallback endpoint,
+    /// `learning` how often a failed run is retried.
     pub fn new(
         store: Store,
         gate: Arc<IdleGate>,
@@ -81,6 +108,7 @@ impl ReviewWorker {
         settings: watch::Receiver<Settings>,
         events: EventBus,
         reviews: &ReviewsConfig,
+        learning: &LearningConfig,
     ) -> ReviewWorker {
         let fallback = reviews.base_url.as_ref().map(|base_url| ChatEndpoint {
             base_url: base_url.clone(),
@@ -94,11 +122,17 @@ impl ReviewWorker {
             settings,
             events,
             fallback,
+            retry: RetryPolicy {
+                max_failures: learning.max_retries.max(1),
+                first_backoff: RETRY_FIRST_BACKOFF,
+                max_backoff: RETRY_MAX_BACKOFF,
+            },
             activity: watch::channel(Activity {
-                state: "idle",
+                state: ActivityState::Idle,
                 reason: None,
             })
             .0,
+            elsewhere: Mutex::default(),
         }
     }
 
@@ -123,23 +157,23 @@ impl ReviewWorker {
         Ok(ids.len())
     }
 
-    /// Stores a submitted review and starts it at once when it should not wait for a lull.
-    pub async fn submit(
-        self: &Arc<Self>,
-        review: NewReview,
-    ) -> Result<(String, Decision), StoreError> {
+    /// Stores a submitted review for the dispatcher, which runs it at once when it should not
+    /// wait for a lull (a `focus`, defer mode `never`, another endpoint).
+    pub async fn submit(&self, review: NewReview) -> Result<(String, Decision), StoreError> {
         let now = self.gate.clock().now_ms();
         let session_key = review.session_key.clone();
-        let run_now =
-            review.focus.is_some() || self.settings.borrow().defer_mode == DeferMode::Never || {
-                let target = self.target(review.runtime.as_ref()).await;
-                matches!(target, Target::Elsewhere(_))
-            };
+        let focused = review.focus.is_some();
+        let managed = matches!(
+            self.target(review.runtime.as_ref()).await,
+            Target::Managed { .. }
+        );
+        let run_at_once =
+            focused || !managed || self.settings.borrow().defer_mode == DeferMode::Never;
         let enqueued = self
             .store
             .call(move |c| queue::enqueue(c, &review, now))
             .await?;
-        let decision = match (run_now, enqueued.coalesced) {
+        let decision = match (run_at_once, enqueued.coalesced) {
             (true, _) => Decision::Dispatched,
             (false, true) => Decision::Coalesced,
             (false, false) => Decision::Deferred,
@@ -149,41 +183,32 @@ impl ReviewWorker {
             session_key,
             decision,
         });
-        if run_now {
-            let worker = self.clone();
-            let id = enqueued.review_id.clone();
-            tokio::spawn(async move { worker.run_now(&id).await });
+        if focused && managed {
+            self.gate.run_now_requested();
         } else {
             self.gate.notify_change();
         }
         Ok((enqueued.review_id, decision))
     }
 
-    /// Runs a queued review at once, ungated (an explicit request); false if it was not queued.
-    pub async fn run_now(&self, id: &str) -> bool {
-        let Some(review) = self.claim(id).await else {
-            return false;
-        };
-        let endpoint = match self.target(review.runtime.as_ref()).await {
-            Target::Elsewhere(endpoint) => Some(endpoint),
-            Target::Managed { model } => self.managed_endpoint(model.as_deref()).await,
-        };
-        let Some(endpoint) = endpoint else {
-            self.record_outcome(
-                &review,
-                Err("no model to run on: the managed server has no loaded model".into()),
-                Instant::now(),
-            )
-            .await;
-            return true;
-        };
-        let started = Instant::now();
-        let result = self.execute(&review, &endpoint, None).await;
-        self.record_outcome(&review, result, started).await;
-        true
+    /// Asks for a queued review to run now (a person clicked *run now*): it skips the lull and
+    /// any back-off, and deferred work running on the managed server yields to it. It still
+    /// waits for a ready server with a loaded model. False if it was not queued.
+    pub async fn run_now(&self, id: &str) -> Result<bool, StoreError> {
+        let now = self.gate.clock().now_ms();
+        let id_owned = id.to_string();
+        let marked = self
+            .store
+            .call(move |c| queue::mark_urgent(c, &id_owned, now))
+            .await?;
+        if marked {
+            self.gate.run_now_requested();
+        }
+        Ok(marked)
     }
 
-    /// The dispatcher loop; returns when `shutdown` becomes true.
+    /// The dispatcher loop; returns when `shutdown` becomes true, stopping the reviews that run
+    /// on other endpoints (the next start requeues them).
     pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>) {
         let mut changes = self.gate.changed();
         let mut settings = self.settings.clone();
@@ -211,19 +236,23 @@ impl ReviewWorker {
                 _ = sleep => {}
             }
         }
+        self.elsewhere_tasks().abort_all();
     }
 
     async fn dispatch_once(self: &Arc<Self>) -> Result<Step, StoreError> {
+        self.reap_elsewhere();
         let settings = self.settings.borrow().clone();
         if settings.paused {
-            self.set_activity("paused", Some("learning is paused".into()));
+            self.set_activity(ActivityState::Paused, Some("learning is paused".into()));
             return Ok(Step::Wait(None));
         }
-        let Some(review) = self.store.call(|c| queue::oldest_queued(c)).await? else {
-            self.set_activity("idle", None);
-            return Ok(Step::Wait(None));
-        };
-        if !settings.reviews_enabled {
+        let now = self.gate.clock().now_ms();
+        let (due, retry_at_ms) = self
+            .store
+            .call(move |c| Ok((queue::dispatchable(c, now)?, queue::next_retry_at(c, now)?)))
+            .await?;
+        let retry_at = retry_at_ms.map(|at| Instant::now() + ms_until(now, at));
+        if let (Some(review), false) = (due.first(), settings.reviews_enabled) {
             self.drop_review(
                 &review.id,
                 "dropped at dispatch: reviews are disabled in settings",
@@ -231,23 +260,44 @@ impl ReviewWorker {
             .await?;
             return Ok(Step::Again);
         }
-        let model = match self.target(review.runtime.as_ref()).await {
-            Target::Managed { model }
-                if review.focus.is_none() && settings.defer_mode == DeferMode::Auto =>
-            {
-                model
+        let mut managed = None;
+        for review in due {
+            match self.target(review.runtime.as_ref()).await {
+                Target::Elsewhere(endpoint) => self.start_elsewhere(&review.id, endpoint).await,
+                Target::Managed { model } => {
+                    managed.get_or_insert((review, model));
+                }
             }
-            _ => {
-                self.run_now(&review.id).await;
-                return Ok(Step::Again);
+        }
+        let Some((review, model)) = managed else {
+            match retry_at_ms {
+                Some(at) => self.set_activity(
+                    ActivityState::Waiting,
+                    Some(format!(
+                        "waiting: retrying after an error in {} s",
+                        ms_until(now, at).as_secs().max(1)
+                    )),
+                ),
+                None => self.set_activity(ActivityState::Idle, None),
             }
+            return Ok(Step::Wait(retry_at));
         };
-        match self.gate.assess(review.enqueued_at, model.as_deref()).await {
-            Verdict::Wait { reason, recheck_at } => {
-                self.set_activity("waiting", Some(reason));
-                Ok(Step::Wait(recheck_at))
+        let urgency = if review.urgent || settings.defer_mode == DeferMode::Never {
+            Urgency::Now
+        } else {
+            Urgency::Deferred
+        };
+        match self
+            .gate
+            .admit(review.enqueued_at, model.as_deref(), urgency)
+            .await
+        {
+            Admission::Wait { reason, recheck_at } => {
+                self.set_activity(ActivityState::Waiting, Some(reason));
+                Ok(Step::Wait(earliest(recheck_at, retry_at)))
             }
-            Verdict::Go {
+            Admission::Go {
+                permit,
                 model,
                 aged,
                 reading,
@@ -257,41 +307,44 @@ impl ReviewWorker {
                     api_key: reading.api_key.as_ref().map(|key| key.expose().to_string()),
                     model,
                 };
-                self.run_gated(&review.id, endpoint, aged).await;
+                let yields = !aged && urgency == Urgency::Deferred;
+                self.run_managed(&review.id, endpoint, permit, yields).await;
                 Ok(Step::Again)
             }
         }
     }
 
-    /// Runs on the managed server under the gate's permit, yielding to live turns unless `aged`.
-    async fn run_gated(&self, id: &str, endpoint: ChatEndpoint, aged: bool) {
-        let mut permit = self.gate.begin(&endpoint.model).await;
+    /// Runs on the managed server under the gate's permit; deferred work (`yields`) gives way
+    /// to live turns, other clients and run-now requests, and is requeued.
+    async fn run_managed(&self, id: &str, endpoint: ChatEndpoint, mut permit: Permit, yields: bool) {
         let Some(review) = self.claim(id).await else {
             return;
         };
-        self.set_activity(
-            "running",
-            Some(format!("reviewing session {}", review.session_key)),
-        );
+        let doing = format!("reviewing session {}", review.session_key);
+        self.set_activity(ActivityState::Running, Some(doing.clone()));
         let started = Instant::now();
         let pace = StreamPace::new();
         let work = self.execute(&review, &endpoint, Some(&pace));
-        let result = if aged {
-            work.await
-        } else {
+        tokio::pin!(work);
+        let result = if yields {
             tokio::select! {
-                result = work => result,
+                result = &mut work => result,
                 preemption = permit.preempted(&pace) => {
                     // `work` is dropped here, which closes the stream and frees the server's slot.
-                    let reason = preemption.to_string();
-                    let now = self.gate.clock().now_ms();
-                    let id = review.id.clone();
-                    let requeue_reason = reason.clone();
-                    match self.store.call(move |c| queue::requeue(c, &id, &requeue_reason, now)).await {
-                        Ok(_) => self.events.emit(EngineEvent::ReviewPreempted { review_id: review.id.clone(), reason }),
-                        Err(err) => tracing::error!(review = %review.id, error = %err, "cannot requeue a preempted review"),
-                    }
+                    self.requeue_preempted(&review, preemption.to_string()).await;
                     return;
+                }
+            }
+        } else {
+            // Runs to the end; a run-now request meanwhile waits for it, and the Overview says so.
+            let mut run_now_requests = self.gate.run_now_requests();
+            loop {
+                tokio::select! {
+                    result = &mut work => break result,
+                    Ok(()) = run_now_requests.changed() => self.set_activity(
+                        ActivityState::Running,
+                        Some(format!("{doing}; the review asked to run now starts when it ends")),
+                    ),
                 }
             }
         };
@@ -299,6 +352,51 @@ impl ReviewWorker {
             self.gate.work_completed();
         }
         self.record_outcome(&review, result, started).await;
+    }
+
+    async fn requeue_preempted(&self, review: &Review, reason: String) {
+        let now = self.gate.clock().now_ms();
+        let (id, requeue_reason) = (review.id.clone(), reason.clone());
+        match self
+            .store
+            .call(move |c| queue::requeue(c, &id, &requeue_reason, now))
+            .await
+        {
+            Ok(_) => self.events.emit(EngineEvent::ReviewPreempted {
+                review_id: review.id.clone(),
+                reason,
+            }),
+            Err(err) => {
+                tracing::error!(review = %review.id, error = %err, "cannot requeue a preempted review")
+            }
+        }
+    }
+
+    /// Claims a review bound for another endpoint and runs it beside the dispatcher.
+    async fn start_elsewhere(self: &Arc<Self>, id: &str, endpoint: ChatEndpoint) {
+        let Some(review) = self.claim(id).await else {
+            return;
+        };
+        let worker = self.clone();
+        self.elsewhere_tasks().spawn(async move {
+            let started = Instant::now();
+            let result = worker.execute(&review, &endpoint, None).await;
+            worker.record_outcome(&review, result, started).await;
+        });
+    }
+
+    fn elsewhere_tasks(&self) -> std::sync::MutexGuard<'_, JoinSet<()>> {
+        self.elsewhere.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Forgets finished reviews of other endpoints, logging a panic.
+    fn reap_elsewhere(&self) {
+        let mut tasks = self.elsewhere_tasks();
+        while let Some(finished) = tasks.try_join_next() {
+            if let Err(err) = finished {
+                tracing::error!(error = %err, "a review on another endpoint panicked");
+            }
+        }
     }
 
     async fn claim(&self, id: &str) -> Option<Review> {
@@ -393,11 +491,9 @@ impl ReviewWorker {
             }
             Err(error) => {
                 tracing::warn!(review = %review.id, elapsed_ms = started.elapsed().as_millis() as u64, %error, "review run failed");
-                let message = error.clone();
+                let (message, retry) = (error.clone(), self.retry);
                 self.store
-                    .call(move |c| {
-                        queue::record_failure(c, &id, &message, REVIEW_MAX_FAILURES, now)
-                    })
+                    .call(move |c| queue::record_failure(c, &id, &message, &retry, now))
                     .await
                     .map(|status| EngineEvent::ReviewFailed {
                         review_id: review.id.clone(),
@@ -449,20 +545,7 @@ impl ReviewWorker {
         }
     }
 
-    async fn managed_endpoint(&self, model: Option<&str>) -> Option<ChatEndpoint> {
-        let reading = self.gate.read_server().await;
-        let model = match model {
-            Some(model) => model.to_string(),
-            None => reading.first_loaded_model()?.id.clone(),
-        };
-        Some(ChatEndpoint {
-            base_url: reading.base_url.clone()?,
-            api_key: reading.api_key.as_ref().map(|key| key.expose().to_string()),
-            model,
-        })
-    }
-
-    fn set_activity(&self, state: &'static str, reason: Option<String>) {
+    fn set_activity(&self, state: ActivityState, reason: Option<String>) {
         let activity = Activity { state, reason };
         let changed = self.activity.send_if_modified(|current| {
             if *current == activity {
@@ -480,4 +563,16 @@ impl ReviewWorker {
 enum Step {
     Again,
     Wait(Option<Instant>),
+}
+
+/// The time from `now_ms` to `at_ms` on the engine's clock.
+fn ms_until(now_ms: i64, at_ms: i64) -> Duration {
+    Duration::from_millis((at_ms - now_ms).max(0) as u64)
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }

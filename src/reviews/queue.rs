@@ -4,7 +4,11 @@
 //! newest snapshot of a session wins; a slot keeps its original enqueue time through coalescing
 //! and requeues; a requeued older snapshot never replaces a newer queued one; a review's
 //! candidates are written in the same transaction that marks it `done`, at most once, together
-//! with how far that review read its session's conversation (`review_progress`).
+//! with how far that review read its session's conversation (`review_progress`); a review that
+//! reaches an end (`done`, `failed`, `dropped`, `superseded`) no longer keeps the agent's key
+//! for its endpoint.
+
+use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use serde::{Deserialize, Serialize};
@@ -43,14 +47,16 @@ impl ReviewStatus {
         }
     }
 
-    fn parse(text: &str) -> Result<ReviewStatus, StoreError> {
-        serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
-            StoreError::Corrupt {
-                what: "review status".into(),
-                message: text.to_string(),
-            }
-        })
-    }
+}
+
+/// Reads a stored status spelling (a serde-named enum).
+fn parse_status<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
+        StoreError::Corrupt {
+            what: what.into(),
+            message: text.to_string(),
+        }
+    })
 }
 
 /// A review as stored, transcript included.
@@ -74,6 +80,10 @@ pub struct Review {
     pub snapshot_at: i64,
     /// An explicit focus from the agent; set means "run now".
     pub focus: Option<String>,
+    /// Asked to run now (a `focus`, or *run now*): it skips the lull, not the server.
+    pub urgent: bool,
+    /// After an endpoint's error, not retried before this time (unix ms; 0 means no wait).
+    pub not_before: i64,
     /// The agent's runtime, when it sent one.
     #[serde(skip)]
     pub runtime: Option<ChatEndpoint>,
@@ -131,6 +141,35 @@ pub struct CandidateProposal {
     pub related: Vec<String>,
 }
 
+/// Where a candidate is in its life (DESIGN §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateStatus {
+    /// Proposed by a review; no draft yet.
+    Open,
+    /// A draft is being written.
+    Drafting,
+    /// Its draft waits for a person.
+    Drafted,
+    /// Another candidate's draft covers the same skill.
+    Superseded,
+    /// Drafting failed for good.
+    Failed,
+}
+
+impl CandidateStatus {
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CandidateStatus::Open => "open",
+            CandidateStatus::Drafting => "drafting",
+            CandidateStatus::Drafted => "drafted",
+            CandidateStatus::Superseded => "superseded",
+            CandidateStatus::Failed => "failed",
+        }
+    }
+}
+
 /// A stored candidate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Candidate {
@@ -138,8 +177,8 @@ pub struct Candidate {
     pub id: String,
     /// The review it came from.
     pub review_id: String,
-    /// `open`, then whatever the skill-learning worker makes of it.
-    pub status: String,
+    /// Where it is.
+    pub status: CandidateStatus,
     /// When it was stored (unix ms).
     pub created_at: i64,
     /// What was proposed.
@@ -160,7 +199,31 @@ pub struct RunUsage {
 
 const REVIEW_COLUMNS: &str =
     "id, session_key, status, enqueued_at, attempts, failures, last_error, snapshot_at, \
-     focus, runtime, messages, prompt_tokens, completion_tokens, duration_ms";
+     focus, runtime, messages, prompt_tokens, completion_tokens, duration_ms, urgent, not_before";
+
+/// Forgets the agent's key for a review's endpoint once the review has ended.
+const ERASE_API_KEY: &str = "runtime = json_remove(runtime, '$.api_key')";
+
+/// How failed runs are retried: a growing back-off, then `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Failed runs after which a review is `failed` for good.
+    pub max_failures: u32,
+    /// The wait after the first failure; it doubles with each further one.
+    pub first_backoff: Duration,
+    /// The longest wait.
+    pub max_backoff: Duration,
+}
+
+impl RetryPolicy {
+    /// The wait before the next run after `failures` failed ones.
+    pub fn backoff(&self, failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(20);
+        self.first_backoff
+            .saturating_mul(1 << doublings)
+            .min(self.max_backoff)
+    }
+}
 
 fn review_from_row(row: &Row<'_>) -> rusqlite::Result<(Review, String, Option<String>)> {
     Ok((
@@ -174,6 +237,8 @@ fn review_from_row(row: &Row<'_>) -> rusqlite::Result<(Review, String, Option<St
             last_error: row.get(6)?,
             snapshot_at: row.get(7)?,
             focus: row.get(8)?,
+            urgent: row.get(14)?,
+            not_before: row.get(15)?,
             runtime: None,
             messages: Vec::new(),
             prompt_tokens: row.get(11)?,
@@ -197,7 +262,7 @@ fn load_reviews(
     let mut reviews = Vec::new();
     while let Some(row) = rows.next()? {
         let (mut review, status, runtime) = review_from_row(row)?;
-        review.status = ReviewStatus::parse(&status)?;
+        review.status = parse_status("review status", &status)?;
         review.runtime = runtime
             .as_deref()
             .map(|text| decode("review runtime", text))
@@ -239,7 +304,8 @@ pub fn enqueue(
         Some((id, queued_snapshot)) => {
             if review.snapshot_at >= queued_snapshot {
                 transaction.execute(
-                    "UPDATE reviews SET messages = ?2, focus = ?3, snapshot_at = ?4, runtime = ?5, updated_at = ?6
+                    "UPDATE reviews SET messages = ?2, focus = ?3, snapshot_at = ?4, runtime = ?5, updated_at = ?6,
+                         urgent = urgent OR ?3 IS NOT NULL
                      WHERE id = ?1",
                     params![
                         id,
@@ -259,8 +325,8 @@ pub fn enqueue(
         None => {
             let id = uuid::Uuid::new_v4().to_string();
             transaction.execute(
-                "INSERT INTO reviews (id, session_key, status, messages, focus, snapshot_at, runtime, enqueued_at, updated_at)
-                 VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?7)",
+                "INSERT INTO reviews (id, session_key, status, messages, focus, snapshot_at, runtime, enqueued_at, updated_at, urgent)
+                 VALUES (?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?7, ?4 IS NOT NULL)",
                 params![
                     id,
                     review.session_key,
@@ -281,15 +347,34 @@ pub fn enqueue(
     Ok(enqueued)
 }
 
-/// The review that has waited longest, transcript included.
-pub fn oldest_queued(connection: &Connection) -> Result<Option<Review>, StoreError> {
-    Ok(load_reviews(
+/// Queued reviews that may run at `now_ms` (no back-off pending), in dispatch order: those
+/// asked to run now first, then the longest waiting. Without transcripts; [`start`] loads it.
+pub fn dispatchable(connection: &Connection, now_ms: i64) -> Result<Vec<Review>, StoreError> {
+    load_reviews(
         connection,
-        "WHERE status = 'queued' ORDER BY enqueued_at, rowid LIMIT 1",
-        [],
-        true,
-    )?
-    .pop())
+        "WHERE status = 'queued' AND not_before <= ?1 ORDER BY urgent DESC, enqueued_at, rowid LIMIT 64",
+        [now_ms],
+        false,
+    )
+}
+
+/// When the next queued review's back-off ends, if one is pending after `now_ms`.
+pub fn next_retry_at(connection: &Connection, now_ms: i64) -> Result<Option<i64>, StoreError> {
+    Ok(connection.query_row(
+        "SELECT MIN(not_before) FROM reviews WHERE status = 'queued' AND not_before > ?1",
+        [now_ms],
+        |row| row.get(0),
+    )?)
+}
+
+/// Marks a queued review as asked to run now (skipping the lull and any back-off); false if it
+/// is not queued.
+pub fn mark_urgent(connection: &Connection, id: &str, now_ms: i64) -> Result<bool, StoreError> {
+    let changed = connection.execute(
+        "UPDATE reviews SET urgent = 1, not_before = 0, updated_at = ?2 WHERE id = ?1 AND status = 'queued'",
+        params![id, now_ms],
+    )?;
+    Ok(changed == 1)
 }
 
 /// One review by id, transcript included.
@@ -371,15 +456,16 @@ fn requeue_in(
                 params![newer_id, enqueued_at, now_ms],
             )?;
             transaction.execute(
-                "UPDATE reviews SET status = 'superseded', last_error = ?2, updated_at = ?3 WHERE id = ?1",
+                &format!("UPDATE reviews SET status = 'superseded', last_error = ?2, updated_at = ?3, {ERASE_API_KEY} WHERE id = ?1"),
                 params![id, format!("{reason}; a newer snapshot of the session took its place"), now_ms],
             )?;
             Ok(ReviewStatus::Superseded)
         }
         Some((older_id, _)) => {
             transaction.execute(
-                "UPDATE reviews SET status = 'superseded', last_error = 'a newer snapshot was requeued', updated_at = ?2
-                 WHERE id = ?1",
+                &format!("UPDATE reviews SET status = 'superseded', last_error = 'a newer snapshot was requeued', updated_at = ?2,
+                     {ERASE_API_KEY}
+                 WHERE id = ?1"),
                 params![older_id, now_ms],
             )?;
             mark_queued(transaction, id, reason, now_ms)
@@ -427,12 +513,13 @@ pub fn recover_running(
     Ok(ids)
 }
 
-/// Records a failed run: back to the queue, or `failed` once `max_failures` is reached.
+/// Records a failed run: back to the queue after the policy's back-off, or `failed` once
+/// `retry.max_failures` is reached.
 pub fn record_failure(
     connection: &mut Connection,
     id: &str,
     error: &str,
-    max_failures: u32,
+    retry: &RetryPolicy,
     now_ms: i64,
 ) -> Result<ReviewStatus, StoreError> {
     let transaction = connection.transaction()?;
@@ -441,13 +528,18 @@ pub fn record_failure(
         params![id, error, now_ms],
         |row| row.get(0),
     )?;
-    let status = if failures >= max_failures {
+    let status = if failures >= retry.max_failures {
         transaction.execute(
-            "UPDATE reviews SET status = 'failed', finished_at = ?2 WHERE id = ?1",
+            &format!("UPDATE reviews SET status = 'failed', finished_at = ?2, {ERASE_API_KEY} WHERE id = ?1"),
             params![id, now_ms],
         )?;
         ReviewStatus::Failed
     } else {
+        let not_before = now_ms.saturating_add(retry.backoff(failures).as_millis() as i64);
+        transaction.execute(
+            "UPDATE reviews SET not_before = ?2 WHERE id = ?1",
+            params![id, not_before],
+        )?;
         requeue_in(&transaction, id, error, now_ms)?
     };
     transaction.commit()?;
@@ -526,9 +618,9 @@ pub fn complete(
         )?;
     }
     transaction.execute(
-        "UPDATE reviews SET status = 'done', last_error = NULL, prompt_tokens = ?2, completion_tokens = ?3,
-             duration_ms = ?4, finished_at = ?5, updated_at = ?5
-         WHERE id = ?1",
+        &format!("UPDATE reviews SET status = 'done', last_error = NULL, prompt_tokens = ?2, completion_tokens = ?3,
+             duration_ms = ?4, finished_at = ?5, updated_at = ?5, {ERASE_API_KEY}
+         WHERE id = ?1"),
         params![id, usage.prompt_tokens, usage.completion_tokens, usage.duration_ms, now_ms],
     )?;
     transaction.execute(
@@ -557,8 +649,9 @@ pub fn drop_queued(
     now_ms: i64,
 ) -> Result<bool, StoreError> {
     let changed = connection.execute(
-        "UPDATE reviews SET status = 'dropped', last_error = ?2, updated_at = ?3, finished_at = ?3
-         WHERE id = ?1 AND status = 'queued'",
+        &format!("UPDATE reviews SET status = 'dropped', last_error = ?2, updated_at = ?3, finished_at = ?3,
+             {ERASE_API_KEY}
+         WHERE id = ?1 AND status = 'queued'"),
         params![id, reason, now_ms],
     )?;
     Ok(changed == 1)
@@ -576,19 +669,19 @@ pub fn counts(connection: &Connection) -> Result<(u64, u64), StoreError> {
 /// Candidates, newest first, optionally of one status.
 pub fn list_candidates(
     connection: &Connection,
-    status: Option<&str>,
+    status: Option<CandidateStatus>,
 ) -> Result<Vec<Candidate>, StoreError> {
     let mut statement = connection.prepare_cached(
         "SELECT id, review_id, status, created_at, skill, kind, rationale, evidence, priority, confidence, related
          FROM candidates WHERE ?1 IS NULL OR status = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 500",
     )?;
-    let mut rows = statement.query([status])?;
+    let mut rows = statement.query([status.map(CandidateStatus::as_str)])?;
     let mut candidates = Vec::new();
     while let Some(row) = rows.next()? {
         candidates.push(Candidate {
             id: row.get(0)?,
             review_id: row.get(1)?,
-            status: row.get(2)?,
+            status: parse_status("candidate status", &row.get::<_, String>(2)?)?,
             created_at: row.get(3)?,
             proposal: CandidateProposal {
                 skill: row.get(4)?,

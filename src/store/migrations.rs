@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0002_reviews.sql"),
     include_str!("../../migrations/0003_routing.sql"),
     include_str!("../../migrations/0004_review_progress.sql"),
+    include_str!("../../migrations/0005_review_retries.sql"),
 ];
 
 /// The schema version this build writes.
