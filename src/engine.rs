@@ -121,8 +121,9 @@ struct EngineInner {
     reviews: Arc<ReviewWorker>,
     routing: RoutingService,
     shutdown: watch::Sender<bool>,
-    /// This engine's hold on the data folder (`None` with a store of the caller's own).
-    _data_dir_lock: Option<DataDirLock>,
+    /// This engine's hold on the data folder (`None` with a store of the caller's own), let go
+    /// by [`Engine::shutdown`].
+    data_dir_lock: std::sync::Mutex<Option<DataDirLock>>,
 }
 
 /// The engine's replaceable parts: the managed server's probe and the LLM client.
@@ -248,7 +249,7 @@ impl Engine {
                 reviews,
                 routing,
                 shutdown,
-                _data_dir_lock: data_dir_lock,
+                data_dir_lock: std::sync::Mutex::new(data_dir_lock),
             }),
         };
         engine.inner.events.emit(EngineEvent::EngineStarted {
@@ -488,14 +489,19 @@ impl Engine {
         self.inner.routing.outcome(route_id, skill, outcome).await
     }
 
-    /// Stops the workers, saves the routing head and lets in-flight database work finish; call
-    /// once before exiting.
+    /// Stops the workers, saves the routing head, lets in-flight database work finish and lets
+    /// go of the data folder; call once before exiting.
     pub async fn shutdown(&self) {
         self.inner.shutdown.send_replace(true);
         if let Err(err) = self.inner.routing.shutdown().await {
             tracing::error!(error = %err, "cannot save the routing head on shutdown");
         }
         self.inner.store.flush().await;
+        self.inner
+            .data_dir_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
     }
 }
 

@@ -169,8 +169,20 @@ struct Sim {
     _dir: tempfile::TempDir,
 }
 
+/// An engine that has been up for a settle window already (most tests are about later moments
+/// of its day; `the_first_lull_begins_a_settle_window_after_start` is about its first seconds).
 async fn sim_with(config: Config, server: ServerReading, decode: Duration) -> Sim {
+    let settle = Duration::from_secs(config.scheduler.settle_s);
+    let sim = fresh_sim_with(config, server, decode).await;
+    tokio::time::advance(settle).await;
+    sim
+}
+
+/// An engine that has just started.
+async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Duration) -> Sim {
     let dir = tempfile::tempdir().unwrap();
+    // The probe is a seam here; the state file is set anyway so nothing reads the real one.
+    config.server.state_file = dir.path().join("server.json");
     let paths = Paths {
         data_dir: dir.path().to_path_buf(),
         config_file: dir.path().join("config.toml"),

@@ -123,9 +123,10 @@ fn lull_reviews_only_what_is_new_in_a_longer_snapshot() {
     assert_eq!(policies.immediate.delay_p95_s, 60.0);
     // Lull reads the 10 new turns and 2 turns of context: 20 s + 2 s × 12.
     assert_eq!(policies.lull.delay_p95_s, 44.0);
-    // One reading before each run: `/health`, `/models` and `/slots` first, then `/slots`
-    // alone (the simulated server, like llama-server by default, cannot sleep); two reviews.
-    assert_eq!(policies.lull.server_requests, 3 + 1 + 2);
+    // One reading at start (the routing service looks for an embeddings model): `/health`,
+    // `/models` and `/slots`; then `/slots` alone before each run (the simulated server, like
+    // llama-server by default, cannot sleep); two reviews.
+    assert_eq!(policies.lull.server_requests, 3 + 1 + 1 + 2);
     assert_eq!(policies.hermes.server_requests, 4);
 }
 
@@ -157,8 +158,9 @@ fn a_restart_loses_hermes_queue_but_not_lulls() {
     let policies = &simulation.policies;
     assert_eq!(policies.hermes.lost, 1);
     assert_eq!(policies.lull.lost, 0);
-    // The reopened engine knows of no turn and finds the server idle: it runs the review at once.
-    assert_eq!(policies.lull.delay_p50_s, 35.0);
+    // The reopened engine knows of no turn, but the agent's may be live: it waits a settle
+    // window from its start (15 s), finds the server idle and runs the review, 30 s to 60 s.
+    assert_eq!(policies.lull.delay_p50_s, 50.0);
     // Immediate was decoding at the restart: its review dies with the process.
     assert_eq!(policies.immediate.lost, 1);
 }
@@ -173,8 +175,8 @@ fn a_restart_during_a_lull_review_requeues_it_and_it_completes_once() {
     let lull = &simulation.policies.lull;
     assert_eq!(lull.lost, 0);
     assert_eq!(
-        lull.delay_p50_s, 90.0,
-        "found running at start, requeued, rerun at once"
+        lull.delay_p50_s, 105.0,
+        "found running at start, requeued, rerun a settle window after the start"
     );
     assert_eq!(lull.detail.llm_requests, 2);
     assert_eq!(lull.detail.killed_s, 30.0);
@@ -204,10 +206,28 @@ fn lull_loses_no_review_where_hermes_loses_some_to_restarts() {
     }
 }
 
+/// DESIGN §7 asks for a p50 at most 1.25× Hermes' on the median day; issue 6 claimed more, no
+/// worse than Hermes' on every day.
 #[test]
 fn lull_median_delay_is_no_worse_than_hermes() {
+    let mut ratios = Vec::new();
     for (seed, day) in days() {
         let (lull, hermes) = (&day.policies.lull, &day.policies.hermes);
+        ratios.push(lull.delay_p50_s / hermes.delay_p50_s);
+        if *seed == 1 {
+            // FIXME(issue 11): every start now waits a settle window (a crash does not end the
+            // agent's turn), and seed 1's three restarts put its p50 0.7 s above Hermes'
+            // (174.75 s vs 174.01 s). Asserted as it is today: a miss, by under 1 %.
+            assert!(
+                lull.delay_p50_s > hermes.delay_p50_s
+                    && lull.delay_p50_s <= 1.01 * hermes.delay_p50_s,
+                "seed 1 changed: {} s vs {} s\n{}",
+                lull.delay_p50_s,
+                hermes.delay_p50_s,
+                day.table()
+            );
+            continue;
+        }
         assert!(
             lull.delay_p50_s <= hermes.delay_p50_s,
             "seed {seed}: {} s vs {} s\n{}",
@@ -216,6 +236,9 @@ fn lull_median_delay_is_no_worse_than_hermes() {
             day.table()
         );
     }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    assert!(median <= 1.25, "median day's p50 ratio {median:.2}");
 }
 
 #[test]

@@ -296,6 +296,9 @@ impl Production {
     ) -> Result<Production, SimError> {
         let store = Store::open_in_memory().map_err(crate::EngineError::from)?;
         let (engine, clock) = open_engine(&server, 0, &store, &config, &paths).await?;
+        // The day begins with Lull long up, past the settle window every start opens with;
+        // restarts within the day pay it (an agent's turn does not end because Lull stopped).
+        tokio::time::sleep(Duration::from_secs(config.scheduler.settle_s)).await;
         Ok(Production {
             server,
             store,
