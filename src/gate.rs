@@ -525,7 +525,6 @@ impl IdleGate {
             reading,
         }
     }
-
 }
 
 /// Held while learning work runs on the managed server; dropping it lets the next work in.

@@ -10,12 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use lull::config::Config;
 use lull::engine::{ReviewSubmission, Seams};
 use lull::events::EngineEvent;
+use lull::gate;
 use lull::llm::{
     ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace,
 };
@@ -50,7 +51,8 @@ const TOKEN_STEP: Duration = Duration::from_millis(50);
 /// is set: a server whose batch carries another client's prompt.
 struct ScriptedLlm {
     decode: Duration,
-    replies: Mutex<VecDeque<String>>,
+    /// Answers in order; `Err` is an endpoint error (a 500) after the decode time.
+    replies: Mutex<VecDeque<Result<String, String>>>,
     calls: Mutex<Vec<Call>>,
     contended: AtomicBool,
 }
@@ -70,7 +72,17 @@ impl ScriptedLlm {
     }
 
     fn script(&self, reply: &str) {
-        self.replies.lock().unwrap().push_back(reply.to_string());
+        self.replies
+            .lock()
+            .unwrap()
+            .push_back(Ok(reply.to_string()));
+    }
+
+    fn script_error(&self, message: &str) {
+        self.replies
+            .lock()
+            .unwrap()
+            .push_back(Err(message.to_string()));
     }
 
     fn calls(&self) -> Vec<Call> {
@@ -113,12 +125,18 @@ impl LlmClient for ScriptedLlm {
                 }
             }
             flag.1 = true;
-            let text = self
-                .replies
-                .lock()
-                .unwrap()
-                .pop_front()
-                .unwrap_or_else(|| GOOD_ANSWER.to_string());
+            let reply = self.replies.lock().unwrap().pop_front();
+            let text = match reply {
+                Some(Ok(text)) => text,
+                Some(Err(message)) => {
+                    return Err(LlmError::Status {
+                        url: endpoint.base_url.clone(),
+                        status: 500,
+                        message,
+                    })
+                }
+                None => GOOD_ANSWER.to_string(),
+            };
             Ok(ChatReply {
                 text,
                 prompt_tokens: Some(100),
@@ -164,6 +182,8 @@ fn one_busy_slot() -> ServerReading {
 struct Sim {
     engine: Engine,
     probe: Arc<ManualProbe>,
+    /// Announces a new reading, as the state-file watcher does in production.
+    server_changes: watch::Sender<ServerReading>,
     llm: Arc<ScriptedLlm>,
     events: broadcast::Receiver<EngineEvent>,
     _dir: tempfile::TempDir,
@@ -187,11 +207,12 @@ async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Durat
         data_dir: dir.path().to_path_buf(),
         config_file: dir.path().join("config.toml"),
     };
+    let server_changes = watch::channel(server.clone()).0;
     let probe = Arc::new(ManualProbe::new(server));
     let llm = ScriptedLlm::new(decode);
     let seams = Seams {
         server: probe.clone(),
-        server_changes: None,
+        server_changes: Some(server_changes.subscribe()),
         llm: llm.clone(),
         store: Some(Store::open_in_memory().unwrap()),
     };
@@ -200,6 +221,7 @@ async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Durat
     Sim {
         engine,
         probe,
+        server_changes,
         llm,
         events,
         _dir: dir,
@@ -246,6 +268,12 @@ impl Sim {
         })
         .await;
         id
+    }
+
+    /// The managed server changes, and the engine hears of it (as from the state-file watcher).
+    fn server_becomes(&self, reading: ServerReading) {
+        self.probe.set(reading.clone());
+        self.server_changes.send_replace(reading);
     }
 
     async fn status_of(&self, id: &str) -> queue::Review {
@@ -681,7 +709,10 @@ async fn pause_holds_everything_and_resume_releases_it() {
     sim.submit(submission("s1", "hello")).await;
     sim.advance(Duration::from_secs(3600)).await;
     assert!(sim.llm.calls().is_empty(), "pause holds even aged-out work");
-    assert_eq!(sim.engine.status().await.unwrap().learning.state, ActivityState::Paused);
+    assert_eq!(
+        sim.engine.status().await.unwrap().learning.state,
+        ActivityState::Paused
+    );
 
     sim.set_paused(false).await;
     sim.event(Duration::from_secs(60), completed).await;
@@ -901,4 +932,408 @@ async fn a_snapshot_with_nothing_new_completes_without_the_model() {
     sim.event(Duration::from_secs(60), completed).await;
     assert_eq!(sim.llm.calls().len(), 1);
     assert_eq!(sim.status_of(&id).await.status, ReviewStatus::Done);
+}
+
+fn absent_server() -> ServerReading {
+    ServerReading::not_ready(
+        ServerState::Absent,
+        None,
+        "no state file at ~/.hermes/runtimes/llamacpp/server.json",
+    )
+}
+
+/// Each way the managed server can be unable to take work, and how it comes back.
+fn unavailable_servers() -> Vec<(&'static str, ServerReading)> {
+    let mut starting = ServerReading::not_ready(
+        ServerState::Starting,
+        Some(MANAGED_URL.into()),
+        "the server is loading its model (/health is 503)",
+    );
+    starting.mode = Some(ServerMode::Router);
+    vec![
+        ("absent", absent_server()),
+        (
+            "stale",
+            ServerReading::not_ready(
+                ServerState::Stale,
+                Some(MANAGED_URL.into()),
+                "the state file names pid 4242, which is not running",
+            ),
+        ),
+        ("starting", starting),
+        (
+            "no loaded model",
+            reading(&[("m", ModelStatus::Unloaded, 0)]),
+        ),
+    ]
+}
+
+fn focused(session: &str) -> ReviewSubmission {
+    let mut review = submission(session, "deploy the site");
+    review.focus = Some("the deploy steps".into());
+    review
+}
+
+/// Issue 11, item 1: a review asked for now (a `focus`, or defer mode `never`) never fails for
+/// want of a server; it waits, says why, and runs once a model is loaded.
+#[tokio::test(start_paused = true)]
+async fn a_review_asked_for_now_waits_for_a_missing_server_and_runs_when_a_model_loads() {
+    for (case, unavailable) in unavailable_servers() {
+        for never in [false, true] {
+            let mut config = Config::default();
+            if never {
+                config.scheduler.defer = lull::config::DeferMode::Never;
+            }
+            let mut sim = sim_with(config, unavailable.clone(), Duration::from_secs(20)).await;
+            let review = if never {
+                submission("s1", "hello")
+            } else {
+                focused("s1")
+            };
+            let (id, decision) = sim.submit(review).await;
+            assert_eq!(decision, Decision::Dispatched, "{case}");
+
+            sim.advance(Duration::from_secs(10 * 60)).await;
+            let waiting = sim.status_of(&id).await;
+            assert_eq!(
+                (waiting.status, waiting.attempts, waiting.failures),
+                (ReviewStatus::Queued, 0, 0),
+                "{case}, never={never}: it waits, it does not fail"
+            );
+            assert!(sim.llm.calls().is_empty(), "{case}");
+            let status = sim.engine.status().await.unwrap();
+            assert_eq!(status.learning.state, ActivityState::Waiting, "{case}");
+            let reason = status.learning.reason.unwrap();
+            assert!(
+                reason.contains("managed server") || reason.contains("never loads a model"),
+                "{case}: {reason}"
+            );
+
+            let appeared = Instant::now();
+            sim.server_becomes(idle_server());
+            sim.event(Duration::from_secs(30), |e| {
+                matches!(e, EngineEvent::ReviewStarted { .. })
+            })
+            .await;
+            assert!(
+                Instant::now() - appeared <= gate::SERVER_RECHECK,
+                "{case}: it starts as soon as the server can take it"
+            );
+            sim.event(Duration::from_secs(30), completed).await;
+            let done = sim.status_of(&id).await;
+            assert_eq!(
+                (done.status, done.attempts, done.failures),
+                (ReviewStatus::Done, 1, 0),
+                "{case}, never={never}"
+            );
+        }
+    }
+}
+
+/// Issue 11, item 1: an endpoint's errors are retried after 5 s, then 10 s, and only
+/// `max_retries` real attempts end in `failed`; no tight loop.
+#[tokio::test(start_paused = true)]
+async fn an_endpoint_error_is_retried_after_a_growing_backoff_then_failed() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(2)).await;
+    for _ in 0..3 {
+        sim.llm.script_error("the server crashed");
+    }
+    let (id, _) = sim.submit(focused("s1")).await;
+    let event = sim
+        .event(Duration::from_secs(120), |e| {
+            matches!(
+                e,
+                EngineEvent::ReviewFailed {
+                    will_retry: false,
+                    ..
+                }
+            )
+        })
+        .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewFailed { ref error, .. } if error.contains("500")),
+        "{event:?}"
+    );
+    let calls = sim.llm.calls();
+    assert_eq!(calls.len(), 3, "exactly max_retries attempts");
+    let gaps: Vec<Duration> = calls
+        .windows(2)
+        .map(|pair| pair[1].started - pair[0].started)
+        .collect();
+    // Each gap is the 2 s decode plus the back-off: 5 s, then 10 s.
+    assert!(
+        gaps[0] >= Duration::from_secs(7) && gaps[0] < Duration::from_secs(8),
+        "{gaps:?}"
+    );
+    assert!(
+        gaps[1] >= Duration::from_secs(12) && gaps[1] < Duration::from_secs(13),
+        "{gaps:?}"
+    );
+    let review = sim.status_of(&id).await;
+    assert_eq!(
+        (review.status, review.attempts, review.failures),
+        (ReviewStatus::Failed, 3, 3)
+    );
+}
+
+/// Issue 11, item 1: the back-off shows in the Overview, and a person's *run now* skips it.
+#[tokio::test(start_paused = true)]
+async fn a_review_backing_off_says_so_and_run_now_skips_the_wait() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(2)).await;
+    sim.llm.script_error("the server crashed");
+    let (id, _) = sim.submit(submission("s1", "hello")).await;
+    sim.event(Duration::from_secs(30), |e| {
+        matches!(
+            e,
+            EngineEvent::ReviewFailed {
+                will_retry: true,
+                ..
+            }
+        )
+    })
+    .await;
+    let status = sim.engine.status().await.unwrap();
+    assert_eq!(status.learning.state, ActivityState::Waiting);
+    assert!(
+        status
+            .learning
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("retrying after an error"),
+        "{:?}",
+        status.learning
+    );
+    let failed_at = Instant::now();
+    sim.engine.run_review_now(&id).await.unwrap();
+    sim.event(Duration::from_secs(30), completed).await;
+    assert!(
+        sim.llm.calls()[1].started - failed_at < Duration::from_secs(1),
+        "run now does not wait out the back-off"
+    );
+}
+
+/// Issue 11, item 1: after a start (or a crash and a restart) the engine has seen nothing, and
+/// the agent's turn may still be live: the first lull begins a settle window after the start.
+#[tokio::test(start_paused = true)]
+async fn the_first_lull_begins_a_settle_window_after_start() {
+    let mut sim = fresh_sim_with(Config::default(), idle_server(), Duration::from_secs(5)).await;
+    let started = Instant::now();
+    sim.submit(submission("s1", "hello")).await;
+    sim.advance(Duration::from_secs(14)).await;
+    assert!(sim.llm.calls().is_empty(), "nothing runs in the first 15 s");
+    let reason = sim.engine.status().await.unwrap().learning.reason.unwrap();
+    assert!(reason.contains("after Lull started"), "{reason}");
+    sim.event(Duration::from_secs(10), completed).await;
+    assert!(sim.llm.calls()[0].started - started >= Duration::from_secs(15));
+
+    // Work asked for now does not wait for the lull.
+    let mut sim = fresh_sim_with(Config::default(), idle_server(), Duration::from_secs(5)).await;
+    sim.submit(focused("s1")).await;
+    sim.event(Duration::from_secs(1), |e| {
+        matches!(e, EngineEvent::ReviewStarted { .. })
+    })
+    .await;
+}
+
+/// Issue 11, item 3: *run now* takes the gate's permit and skips the lull: it runs during a
+/// live turn (a person asked), while the review the turn preempted stays queued.
+#[tokio::test(start_paused = true)]
+async fn run_now_skips_the_lull_and_holds_the_permit() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(20)).await;
+    let deferred = sim.start_one("s1").await;
+    let _lease = sim.engine.start_turn();
+    sim.event(Duration::from_secs(1), |e| {
+        matches!(e, EngineEvent::ReviewPreempted { .. })
+    })
+    .await;
+    let (asked, decision) = sim.submit(submission("s2", "the one I want")).await;
+    assert_eq!(decision, Decision::Deferred);
+    sim.engine.run_review_now(&asked).await.unwrap();
+    let started = sim
+        .event(Duration::from_secs(1), |e| {
+            matches!(e, EngineEvent::ReviewStarted { .. })
+        })
+        .await;
+    assert!(
+        matches!(started, EngineEvent::ReviewStarted { ref review_id, .. } if *review_id == asked)
+    );
+    let status = sim.engine.status().await.unwrap();
+    assert_eq!(
+        status.learning.state,
+        ActivityState::Running,
+        "not idle while it runs"
+    );
+    assert!(status.learning.reason.unwrap().contains("s2"));
+    sim.event(Duration::from_secs(30), completed).await;
+    assert_eq!(sim.status_of(&deferred).await.status, ReviewStatus::Queued);
+    assert_eq!(sim.llm.calls().len(), 2);
+}
+
+/// Issue 11, item 3: deferred work running on an idle server yields to work asked for now
+/// (requeued, not lost), the two never run side by side, and it reruns afterwards.
+#[tokio::test(start_paused = true)]
+async fn deferred_work_yields_to_run_now_and_reruns_after_it() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(20)).await;
+    let deferred = sim.start_one("s1").await;
+    sim.advance(Duration::from_secs(5)).await;
+    let (asked, _) = sim.submit(focused("s2")).await;
+    let preempted = sim
+        .event(Duration::from_secs(1), |e| {
+            matches!(e, EngineEvent::ReviewPreempted { .. })
+        })
+        .await;
+    assert!(
+        matches!(preempted, EngineEvent::ReviewPreempted { ref reason, ref review_id } if reason.contains("asked to run now") && *review_id == deferred),
+        "{preempted:?}"
+    );
+    sim.event(Duration::from_secs(30), completed).await;
+    assert_eq!(sim.status_of(&asked).await.status, ReviewStatus::Done);
+    sim.event(Duration::from_secs(60), completed).await;
+    assert_eq!(sim.status_of(&deferred).await.status, ReviewStatus::Done);
+    let calls = sim.llm.calls();
+    assert_eq!(calls.len(), 3);
+    assert!(calls[0].dropped.load(Ordering::SeqCst));
+    assert!(
+        calls[1].started >= calls[0].started,
+        "s2 after s1 was dropped"
+    );
+    assert!(
+        calls[2].started >= calls[1].started + sim.llm.decode,
+        "s1 again only after s2 ended"
+    );
+}
+
+/// Issue 11, item 3: work that runs to the end (aged out, or itself asked for now) is not
+/// preempted by run now; the asked review waits for the permit and the Overview says so.
+#[tokio::test(start_paused = true)]
+async fn run_now_waits_for_work_that_runs_to_the_end_and_says_so() {
+    let mut sim = sim_with(Config::default(), idle_server(), Duration::from_secs(20)).await;
+    sim.submit(focused("s1")).await;
+    sim.event(Duration::from_secs(1), |e| {
+        matches!(e, EngineEvent::ReviewStarted { .. })
+    })
+    .await;
+    let _lease = sim.engine.start_turn();
+    let (second, _) = sim.submit(submission("s2", "next")).await;
+    sim.engine.run_review_now(&second).await.unwrap();
+    sim.advance(Duration::from_secs(1)).await;
+    let status = sim.engine.status().await.unwrap();
+    assert_eq!(status.learning.state, ActivityState::Running);
+    assert!(
+        status
+            .learning
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("starts when it ends"),
+        "{:?}",
+        status.learning
+    );
+    assert_eq!(sim.status_of(&second).await.status, ReviewStatus::Queued);
+    sim.event(Duration::from_secs(30), completed).await;
+    sim.event(Duration::from_secs(30), completed).await;
+    let calls = sim.llm.calls();
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[1].started >= calls[0].started + sim.llm.decode,
+        "one at a time"
+    );
+}
+
+/// Issue 11, item 10: a completion replayed for the same review adds no twin candidates.
+#[tokio::test]
+async fn completing_the_same_review_twice_stores_its_candidates_once() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .call(|c| {
+            let new = queue::NewReview {
+                session_key: "s1".into(),
+                messages: vec![ChatMessage {
+                    role: "user".into(),
+                    content: "bisect it".into(),
+                }],
+                focus: None,
+                snapshot_at: 1,
+                runtime: None,
+            };
+            let id = queue::enqueue(c, &new, 10)?.review_id;
+            let review = queue::start(c, &id, 20)?.expect("claimed");
+            let proposals: Vec<queue::CandidateProposal> =
+                serde_json::from_str::<serde_json::Value>(GOOD_ANSWER).unwrap()["candidates"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|value| serde_json::from_value(value.clone()).unwrap())
+                    .collect();
+            let usage = queue::RunUsage::default();
+            assert_eq!(queue::complete(c, &review, &proposals, usage, 30)?, 1);
+            assert_eq!(
+                queue::complete(c, &review, &proposals, usage, 40)?,
+                0,
+                "the replay stores nothing new"
+            );
+            assert_eq!(queue::list_candidates(c, None)?.len(), 1);
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+/// Issue 11, item 12: the agent's key for a review's endpoint is forgotten once the review ends
+/// (done, failed or dropped), and kept while it may still run.
+#[tokio::test]
+async fn a_reviews_api_key_is_erased_when_it_ends() {
+    let store = Store::open_in_memory().unwrap();
+    store
+        .call(|c| {
+            let runtime = Some(ChatEndpoint {
+                base_url: "https://api.example.com/v1".into(),
+                api_key: Some("sk-very-secret".into()),
+                model: "big".into(),
+            });
+            let new = |session: &str| queue::NewReview {
+                session_key: session.into(),
+                messages: vec![ChatMessage {
+                    role: "user".into(),
+                    content: "hi".into(),
+                }],
+                focus: None,
+                snapshot_at: 1,
+                runtime: runtime.clone(),
+            };
+            let stored_key = |c: &rusqlite::Connection, id: &str| -> Option<String> {
+                let review = queue::get(c, id).unwrap().unwrap();
+                review.runtime.and_then(|runtime| runtime.api_key)
+            };
+            let retry = queue::RetryPolicy {
+                max_failures: 1,
+                first_backoff: Duration::from_secs(5),
+                max_backoff: Duration::from_secs(300),
+            };
+            let done = queue::enqueue(c, &new("done"), 10)?.review_id;
+            let failed = queue::enqueue(c, &new("failed"), 10)?.review_id;
+            let dropped = queue::enqueue(c, &new("dropped"), 10)?.review_id;
+            assert_eq!(stored_key(c, &done).as_deref(), Some("sk-very-secret"));
+            let review = queue::start(c, &done, 20)?.unwrap();
+            queue::complete(c, &review, &[], queue::RunUsage::default(), 30)?;
+            queue::start(c, &failed, 20)?.unwrap();
+            queue::record_failure(c, &failed, "500", &retry, 30)?;
+            queue::drop_queued(c, &dropped, "by request", 30)?;
+            for id in [&done, &failed, &dropped] {
+                assert_eq!(stored_key(c, id), None, "{id}");
+                let raw: String =
+                    c.query_row("SELECT runtime FROM reviews WHERE id = ?1", [id], |row| {
+                        row.get(0)
+                    })?;
+                assert!(!raw.contains("sk-very-secret"), "{raw}");
+                assert!(
+                    raw.contains("api.example.com"),
+                    "the endpoint itself is kept"
+                );
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
 }

@@ -229,11 +229,16 @@ impl ReviewWorker {
                     None => std::future::pending().await,
                 }
             };
-            tokio::select! {
-                _ = changes.changed() => {}
-                _ = settings.changed() => {}
-                _ = shutdown.changed() => {}
-                _ = sleep => {}
+            // A closed settings or shutdown channel means the engine is gone: stop, rather than
+            // wake on the closed channel again and again.
+            let engine_gone = tokio::select! {
+                _ = changes.changed() => false,
+                changed = settings.changed() => changed.is_err(),
+                changed = shutdown.changed() => changed.is_err(),
+                _ = sleep => false,
+            };
+            if engine_gone {
+                break;
             }
         }
         self.elsewhere_tasks().abort_all();
@@ -316,7 +321,13 @@ impl ReviewWorker {
 
     /// Runs on the managed server under the gate's permit; deferred work (`yields`) gives way
     /// to live turns, other clients and run-now requests, and is requeued.
-    async fn run_managed(&self, id: &str, endpoint: ChatEndpoint, mut permit: Permit, yields: bool) {
+    async fn run_managed(
+        &self,
+        id: &str,
+        endpoint: ChatEndpoint,
+        mut permit: Permit,
+        yields: bool,
+    ) {
         let Some(review) = self.claim(id).await else {
             return;
         };
@@ -386,7 +397,9 @@ impl ReviewWorker {
     }
 
     fn elsewhere_tasks(&self) -> std::sync::MutexGuard<'_, JoinSet<()>> {
-        self.elsewhere.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.elsewhere
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Forgets finished reviews of other endpoints, logging a panic.

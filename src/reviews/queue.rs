@@ -46,7 +46,6 @@ impl ReviewStatus {
             ReviewStatus::Superseded => "superseded",
         }
     }
-
 }
 
 /// Reads a stored status spelling (a serde-named enum).
