@@ -182,6 +182,7 @@ async fn sim_with(config: Config, server: ServerReading, decode: Duration) -> Si
         server_changes: None,
         llm: llm.clone(),
         store: Some(Store::open_in_memory().unwrap()),
+        embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
     };
     let engine = Engine::open_with(config, paths, seams).await.unwrap();
     let events = engine.events().subscribe();
