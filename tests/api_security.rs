@@ -191,7 +191,8 @@ async fn endless_line_server(line_bytes: usize) -> String {
         let (mut socket, _) = listener.accept().await.unwrap();
         let mut request = vec![0u8; 64 * 1024];
         let _ = tokio::io::AsyncReadExt::read(&mut socket, &mut request).await;
-        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+        let head =
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
         socket.write_all(head.as_bytes()).await.unwrap();
         socket.write_all(b"data: ").await.unwrap();
         let chunk = vec![b'a'; 64 * 1024];

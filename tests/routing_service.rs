@@ -449,7 +449,11 @@ async fn a_fresh_head_replaces_an_unusable_one_saved_with_a_count_above_persist_
 
     learn(&service, "deploy to staging", Outcome::Success, 10).await;
     let saved = status(&service).await;
-    assert_eq!(saved_updates(&saved, 384), Some(10), "the fresh head replaced it");
+    assert_eq!(
+        saved_updates(&saved, 384),
+        Some(10),
+        "the fresh head replaced it"
+    );
     assert_eq!(saved.persisted_updates, 10);
     assert_eq!(saved.save_problem, None);
     learn(&service, "deploy to staging", Outcome::Success, 10).await;
@@ -488,7 +492,11 @@ async fn a_save_that_does_not_happen_is_reported_and_leaves_the_other_head_alone
         problem.contains("another one") && problem.contains("10 updates"),
         "{problem}"
     );
-    assert_eq!(saved_updates(&refused, 384), Some(10), "the first head stays stored");
+    assert_eq!(
+        saved_updates(&refused, 384),
+        Some(10),
+        "the first head stays stored"
+    );
     second.shutdown().await.unwrap();
     assert_eq!(saved_updates(&status(&second).await, 384), Some(10));
 

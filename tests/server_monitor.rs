@@ -355,10 +355,17 @@ async fn no_request_reaches_the_server_while_nobody_asks() {
     drop(interest);
     let one_left = probe.reads();
     tokio::time::sleep(INTEREST_POLL_INTERVAL * 3).await;
-    assert!(probe.reads() - one_left >= 2, "one guard is left: polling goes on");
+    assert!(
+        probe.reads() - one_left >= 2,
+        "one guard is left: polling goes on"
+    );
     drop(second);
     tokio::time::sleep(INTEREST_POLL_INTERVAL).await;
     let stopped = probe.reads();
     tokio::time::sleep(window).await;
-    assert_eq!(probe.reads(), stopped, "polling stopped with the last guard");
+    assert_eq!(
+        probe.reads(),
+        stopped,
+        "polling stopped with the last guard"
+    );
 }

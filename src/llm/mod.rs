@@ -305,7 +305,10 @@ impl SseDecoder {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, LineTooLong> {
         self.pending.extend_from_slice(bytes);
         let mut payloads = Vec::new();
-        while let Some(offset) = self.pending[self.scanned..].iter().position(|&b| b == b'\n') {
+        while let Some(offset) = self.pending[self.scanned..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
             let end = self.scanned + offset;
             let line: Vec<u8> = self.pending.drain(..=end).collect();
             self.scanned = 0;

@@ -163,7 +163,8 @@ impl Active {
                 .insert(skill.name.clone(), skill.text)
                 .is_none();
             if is_new {
-                self.head.set_skill_stats(&skill.name, stats_of(&skill.name));
+                self.head
+                    .set_skill_stats(&skill.name, stats_of(&skill.name));
             }
         }
         Ok(())
@@ -214,7 +215,11 @@ impl Active {
                 tracing::debug!(dim, update_count, "routing head saved");
             }
             HeadSave::Superseded => {
-                tracing::debug!(dim, update_count, "routing head save superseded by a later one");
+                tracing::debug!(
+                    dim,
+                    update_count,
+                    "routing head save superseded by a later one"
+                );
             }
             HeadSave::Refused(reason) => {
                 tracing::warn!(dim, update_count, "routing head {reason}");

@@ -84,8 +84,8 @@ pub use server_embedder::{
     ServerEmbedder, EMBED_BATCH_SIZE, EMBED_CONNECT_TIMEOUT, EMBED_REQUEST_TIMEOUT,
 };
 pub use service::{
-    RoutingService, DEFAULT_TOP_K, EMBEDDER_RECHECK_INTERVAL, MAX_CACHED_PASSES,
-    MAX_CACHED_ROUTES, MAX_TOP_K, RECENT_REWARDS, ROUTE_TTL,
+    RoutingService, DEFAULT_TOP_K, EMBEDDER_RECHECK_INTERVAL, MAX_CACHED_PASSES, MAX_CACHED_ROUTES,
+    MAX_TOP_K, RECENT_REWARDS, ROUTE_TTL,
 };
 pub use shared::{HeadStatus, OutcomeApplied, SharedRoutingHead};
 pub use snapshot::{HeadSnapshot, SnapshotError, SNAPSHOT_FORMAT_VERSION};

@@ -546,4 +546,3 @@ fn unit(vector: &[f32]) -> Vec<f32> {
     }
     vector.iter().map(|x| x / norm).collect()
 }
-

@@ -80,4 +80,3 @@ pub struct RoutingStatus {
     /// Routes waiting for (or holding) an outcome in memory.
     pub cached_routes: usize,
 }
-

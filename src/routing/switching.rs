@@ -144,8 +144,12 @@ impl Inner {
         active.remove(&diff.gone);
         let failure = match embed_skills(&*active.embedder, &diff.changed).await {
             Ok(embedded) => {
-                let stats_of = |name: &str| lock(&self.stats).get(name).copied().unwrap_or_default();
-                active.apply(embedded, &stats_of).err().map(|err| err.to_string())
+                let stats_of =
+                    |name: &str| lock(&self.stats).get(name).copied().unwrap_or_default();
+                active
+                    .apply(embedded, &stats_of)
+                    .err()
+                    .map(|err| err.to_string())
             }
             Err(reason) => Some(reason),
         };
