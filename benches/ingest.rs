@@ -174,6 +174,7 @@ async fn serve(
         server_changes: None,
         llm: Arc::new(NoLlm),
         store: None, // the production store: `<data_dir>/lull.db`, WAL, its writer thread
+        embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
     };
     let engine = Engine::open_with(Config::default(), paths, seams)
         .await

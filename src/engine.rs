@@ -140,6 +140,10 @@ pub struct Seams {
     /// The database; `None` opens `<data_dir>/lull.db`, after taking the folder's lock (one
     /// engine per data folder).
     pub store: Option<Store>,
+    /// Where routing gets embeddings besides the built-in embedder: the managed server's
+    /// ([`crate::routing::ServerEmbedderSource`]) in production; tests pass
+    /// [`crate::routing::BuiltInEmbedderOnly`], so that none reaches a real server.
+    pub embedders: Arc<dyn crate::routing::EmbedderSource>,
 }
 
 /// A review as an agent submits it.
@@ -171,6 +175,7 @@ impl Engine {
             server_changes,
             llm: Arc::new(HttpLlmClient::default()),
             store: None,
+            embedders: Arc::new(crate::routing::ServerEmbedderSource),
         };
         Engine::open_with(config, paths, seams).await
     }
@@ -223,6 +228,7 @@ impl Engine {
             &config,
             &paths.data_dir,
             seams.server.clone(),
+            seams.embedders,
         )
         .await?;
         let shutdown = watch::channel(false).0;

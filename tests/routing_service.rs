@@ -2,14 +2,22 @@
 //! embedder choice (the managed server's `/v1/embeddings`, else the built-in one), route and
 //! outcome with their 404 / 409 cases, the head saved every `persist_interval` updates and
 //! reloaded, a dimension change that keeps the old head, and no lost update across 8
-//! concurrent sessions.
+//! concurrent sessions. Issue 11: saves guarded by the head's identity and reported only when
+//! they happened; no route waits while a slow embedder re-embeds the skills; the built-in-only
+//! seam asks no server.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures_util::future::BoxFuture;
 use lull::config::Config;
-use lull::routing::{EmbedderKind, Outcome, RoutingService, RoutingStatus, ROUTE_TTL};
+use lull::routing::{
+    BuiltInEmbedderOnly, EmbedError, Embedder, EmbedderKind, EmbedderSource, HashedEmbedder,
+    Outcome, RoutingService, RoutingStatus, ServerEmbedderSource, BUILT_IN_ONLY_REASON,
+    EMBEDDER_RECHECK_INTERVAL, ROUTE_TTL,
+};
 use lull::server::{HttpProbe, ManualProbe, ProbeConfig, ServerProbe, ServerReading, ServerState};
 use lull::store::Store;
 use lull::EngineError;
@@ -43,6 +51,8 @@ impl Harness {
     fn with_store(data: TempDir, store: Store) -> Harness {
         let mut config = Config::default();
         config.routing.persist_interval = 10;
+        // Never the developer's own supervisor state file.
+        config.server.state_file = data.path().join("no-supervisor/server.json");
         let harness = Harness {
             data,
             store,
@@ -70,10 +80,26 @@ impl Harness {
         .unwrap();
     }
 
+    /// Routing with the production embedder source, over `server`.
     async fn start(&self, server: Arc<dyn ServerProbe>) -> RoutingService {
-        RoutingService::start(self.store.clone(), &self.config, self.data.path(), server)
+        self.start_with(server, Arc::new(ServerEmbedderSource))
             .await
-            .unwrap()
+    }
+
+    async fn start_with(
+        &self,
+        server: Arc<dyn ServerProbe>,
+        embedders: Arc<dyn EmbedderSource>,
+    ) -> RoutingService {
+        RoutingService::start(
+            self.store.clone(),
+            &self.config,
+            self.data.path(),
+            server,
+            embedders,
+        )
+        .await
+        .unwrap()
     }
 
     async fn start_offline(&self) -> RoutingService {
@@ -396,6 +422,217 @@ async fn a_corrupt_saved_head_starts_a_fresh_one_with_the_reason() {
         saved_updates(&service.status().await.unwrap(), 384),
         Some(10)
     );
+}
+
+/// Issue 11 item 5: a corrupt saved head whose update count is far above `persist_interval`
+/// used to block every save of the fresh head that replaced it, while the status said saved.
+#[tokio::test]
+async fn a_fresh_head_replaces_an_unusable_one_saved_with_a_count_above_persist_interval() {
+    let harness = Harness::new();
+    harness
+        .store
+        .call(|c| {
+            c.execute(
+                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
+                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 1000, 5, 5)",
+                [],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let service = harness.start_offline().await;
+    assert!(status(&service)
+        .await
+        .head_origin
+        .contains("the saved one was unusable"));
+
+    learn(&service, "deploy to staging", Outcome::Success, 10).await;
+    let saved = status(&service).await;
+    assert_eq!(
+        saved_updates(&saved, 384),
+        Some(10),
+        "the fresh head replaced it"
+    );
+    assert_eq!(saved.persisted_updates, 10);
+    assert_eq!(saved.save_problem, None);
+    learn(&service, "deploy to staging", Outcome::Success, 10).await;
+    assert_eq!(saved_updates(&status(&service).await, 384), Some(20));
+
+    drop(service);
+    let reloaded = status(&harness.start_offline().await).await;
+    assert_eq!(reloaded.updates, 20);
+    assert!(
+        reloaded
+            .head_origin
+            .contains("saved head loaded (20 updates"),
+        "{}",
+        reloaded.head_origin
+    );
+}
+
+/// Issue 11 item 5: a save that does not happen is not reported as one. Two heads of one
+/// dimension (two engines on one database, or a head promoted over a live one): the one
+/// stored first is never overwritten by the other, which says why it is not saved.
+#[tokio::test]
+async fn a_save_that_does_not_happen_is_reported_and_leaves_the_other_head_alone() {
+    let harness = Harness::new();
+    let first = harness.start_offline().await;
+    let second = harness.start_offline().await;
+
+    learn(&first, "deploy to staging", Outcome::Success, 10).await;
+    assert_eq!(status(&first).await.persisted_updates, 10);
+
+    learn(&second, "a poem please", Outcome::Failure, 20).await;
+    let refused = status(&second).await;
+    assert_eq!(refused.updates, 20);
+    assert_eq!(refused.persisted_updates, 0, "nothing of it was saved");
+    let problem = refused.save_problem.clone().expect("the status says why");
+    assert!(
+        problem.contains("another one") && problem.contains("10 updates"),
+        "{problem}"
+    );
+    assert_eq!(
+        saved_updates(&refused, 384),
+        Some(10),
+        "the first head stays stored"
+    );
+    second.shutdown().await.unwrap();
+    assert_eq!(saved_updates(&status(&second).await, 384), Some(10));
+
+    // The stored head's own saves go on.
+    learn(&first, "deploy to staging", Outcome::Success, 10).await;
+    let stored = status(&first).await;
+    assert_eq!(saved_updates(&stored, 384), Some(20));
+    assert_eq!(stored.persisted_updates, 20);
+    assert_eq!(stored.save_problem, None);
+}
+
+/// Offers no embedder until one is set.
+#[derive(Default)]
+struct Offer {
+    embedder: Mutex<Option<Arc<dyn Embedder>>>,
+}
+
+impl EmbedderSource for Offer {
+    fn connect<'a>(
+        &'a self,
+        _reading: &'a ServerReading,
+    ) -> BoxFuture<'a, Result<Arc<dyn Embedder>, String>> {
+        let offered = self.embedder.lock().unwrap().clone();
+        Box::pin(async move { offered.ok_or_else(|| "nothing offered yet".to_owned()) })
+    }
+}
+
+/// A built-in embedder of another dimension that, while `held`, stops before embedding more
+/// than one text (the skills, not a query) until released: a server re-embedding slowly.
+struct SlowEmbedder {
+    inner: HashedEmbedder,
+    held: AtomicBool,
+    started: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+impl Embedder for SlowEmbedder {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        Box::pin(async move {
+            if texts.len() > 1 && self.held.load(Ordering::SeqCst) {
+                self.started.notify_one();
+                self.release.notified().await;
+            }
+            self.inner.embed(texts).await
+        })
+    }
+}
+
+/// Issue 11 item 5: the embedder recheck re-embedded every skill under the write lock, and
+/// every route and outcome waited meanwhile.
+#[tokio::test(start_paused = true)]
+async fn routes_and_outcomes_answer_while_a_slow_embedder_re_embeds_the_skills() {
+    const ANSWER_WITHIN: Duration = Duration::from_secs(1);
+    let harness = Harness::in_memory();
+    let offer = Arc::new(Offer::default());
+    let service = harness.start_with(absent(), offer.clone()).await;
+    assert_eq!(status(&service).await.embedder.kind, EmbedderKind::Hashed);
+
+    let slow = Arc::new(SlowEmbedder {
+        inner: HashedEmbedder::new(32),
+        held: AtomicBool::new(true),
+        started: tokio::sync::Notify::new(),
+        release: tokio::sync::Notify::new(),
+    });
+    *offer.embedder.lock().unwrap() = Some(slow.clone());
+    tokio::time::advance(EMBEDDER_RECHECK_INTERVAL + Duration::from_secs(1)).await;
+    status(&service).await; // the recheck starts in the background
+    slow.started.notified().await;
+
+    let answer = tokio::time::timeout(ANSWER_WITHIN, service.route("deploy to staging", None))
+        .await
+        .expect("a route answers while the skills are re-embedded")
+        .unwrap();
+    assert_eq!(answer.ranked[0].skill, "deploy");
+    tokio::time::timeout(
+        ANSWER_WITHIN,
+        service.outcome(&answer.route_id, "deploy", Outcome::Success),
+    )
+    .await
+    .expect("an outcome is taken while the skills are re-embedded")
+    .unwrap();
+    let during = tokio::time::timeout(ANSWER_WITHIN, service.status())
+        .await
+        .expect("the status answers meanwhile")
+        .unwrap();
+    assert_eq!(during.embedder.kind, EmbedderKind::Hashed);
+    assert_eq!(during.updates, 1);
+
+    // Released, the new embedder's head is swapped in; the old head was saved first.
+    slow.held.store(false, Ordering::SeqCst);
+    slow.release.notify_one();
+    let mut switched = status(&service).await;
+    for _ in 0..100 {
+        if switched.embedder.name == "slow" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        switched = status(&service).await;
+    }
+    assert_eq!(switched.embedder.name, "slow");
+    assert_eq!(switched.embedder.kind, EmbedderKind::Server);
+    assert_eq!(switched.dim, 32);
+    assert_eq!(switched.skills, 2);
+    assert_eq!(saved_updates(&switched, 384), Some(1));
+    let answer = service.route("deploy to staging", None).await.unwrap();
+    assert_eq!(answer.ranked[0].skill, "deploy");
+}
+
+/// Issue 11 item 8: with the built-in-only seam (what the engine's tests pass), a server that
+/// is ready and embeds is never asked for embeddings.
+#[tokio::test]
+async fn the_built_in_only_seam_never_asks_the_server_for_embeddings() {
+    let harness = Harness::new();
+    let (server, probe) = stand_in(StandInConfig::single("tiny"), harness.data.path()).await;
+    let service = harness
+        .start_with(probe, Arc::new(BuiltInEmbedderOnly))
+        .await;
+    service.route("deploy to staging", None).await.unwrap();
+    let status = status(&service).await;
+    assert_eq!(status.embedder.kind, EmbedderKind::Hashed);
+    assert_eq!(
+        status.embedder.fallback_reason.as_deref(),
+        Some(BUILT_IN_ONLY_REASON)
+    );
+    assert_eq!(server.requests(Endpoint::Embeddings), 0);
 }
 
 #[tokio::test]

@@ -5,12 +5,20 @@
 //! - each bad state file (BOM, empty, truncated, array, missing or ill-typed `base_url`, dead
 //!   pid, replaced by rename, folder deleted and recreated) is reported with its reason and the
 //!   monitor keeps going;
-//! - no request reaches the server while nobody asks.
+//! - no request reaches the server while nobody asks; interest polls and dropping it stops
+//!   the polling (on a paused clock, through a probe that counts its readings).
+//!
+//! The file watcher is a real OS thread: a test waits for its readiness
+//! ([`ServerMonitor::watching`]) or for a published reading, never for a fixed time.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use lull::server::{ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState};
+use lull::server::{
+    ManualProbe, ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState, Watching,
+    INTEREST_POLL_INTERVAL,
+};
 use lull_stand_in::{ModelStatus as StandInStatus, StandIn, StandInConfig};
 use tokio::sync::watch;
 
@@ -266,79 +274,98 @@ async fn a_folder_that_appears_after_start_is_watched() {
         .await
         .unwrap();
     let mut rx = monitor.subscribe();
+    let mut watching = monitor.watching();
+    assert_eq!(
+        *watching.borrow(),
+        Watching::Ancestor(dir.path().to_path_buf())
+    );
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The watcher re-arms on the new folder itself: from then on every write there is seen.
+    let folder = path.parent().unwrap().to_path_buf();
+    tokio::time::timeout(
+        WITHIN,
+        watching.wait_for(|now| *now == Watching::Folder(folder.clone())),
+    )
+    .await
+    .expect("the new folder is watched within a second")
+    .unwrap();
     server.write_state_file(&path, std::process::id()).unwrap();
     // Nobody is interested: the monitor still probes once because a new server appeared.
     let reading = wait_state(&mut rx, ServerState::Ready).await;
     assert!(reading.idle);
 }
 
-/// How long to watch for stray requests; `LULL_ZERO_REQUEST_WINDOW_S=60` gives the issue's
-/// measurement.
+/// How long to watch for stray readings (virtual time, so the 60 s cost nothing);
+/// `LULL_ZERO_REQUEST_WINDOW_S` sets another.
 fn quiet_window() -> Duration {
     let seconds = std::env::var("LULL_ZERO_REQUEST_WINDOW_S")
         .ok()
         .and_then(|text| text.parse().ok())
-        .unwrap_or(3u64);
+        .unwrap_or(60u64);
     Duration::from_secs(seconds)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_request_reaches_the_server_while_nobody_asks() {
-    for config in [
-        StandInConfig::single("m"),
-        StandInConfig::router([
-            ("chat", StandInStatus::Loaded),
-            ("nap", StandInStatus::Sleeping),
-        ]),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = state_path(&dir);
-        let server = StandIn::start(config).await.unwrap();
-        server.write_state_file(&path, std::process::id()).unwrap();
-        let monitor = ServerMonitor::start(MonitorConfig::new(&path))
-            .await
-            .unwrap();
-        assert_eq!(
-            monitor.latest().state,
-            ServerState::Ready,
-            "one probe at start"
-        );
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        server.reset_counters();
-
-        let window = quiet_window();
-        tokio::time::sleep(window).await;
-        let stray = server.total_requests();
-        println!("requests to the server over {window:?} while nothing waits: {stray}");
-        assert_eq!(stray, 0);
-
-        // Ten askers at once cost one probe: they share the one in flight. A known single-model
-        // server costs /props and /slots; a router /health, /models and one /slots per loaded model.
-        futures_util::future::join_all((0..10).map(|_| monitor.read())).await;
-        let one_probe = server.total_requests();
-        assert!(
-            (2..=3).contains(&one_probe),
-            "a burst cost {one_probe} requests"
-        );
-
-        // Interest polls; dropping it stops the polling.
-        let interest = monitor.interest();
-        tokio::time::sleep(Duration::from_millis(1200)).await;
-        assert!(
-            server.total_requests() > one_probe,
-            "interest keeps the reading fresh"
-        );
-        drop(interest);
-        tokio::time::sleep(Duration::from_millis(600)).await;
-        server.reset_counters();
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        assert_eq!(
-            server.total_requests(),
-            0,
-            "polling stopped with the last guard"
-        );
-        assert!(server.loads().is_empty());
+fn ready() -> ServerReading {
+    ServerReading {
+        state: ServerState::Ready,
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        models: Vec::new(),
+        idle: true,
+        reason: None,
+        mode: None,
+        api_key: None,
     }
+}
+
+/// The monitor's own timing on a paused clock: each reading of the counting probe is one probe
+/// of the server (the requests one probe costs are `tests/server_probe.rs`'s business).
+#[tokio::test(start_paused = true)]
+async fn no_request_reaches_the_server_while_nobody_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let probe = Arc::new(ManualProbe::new(ready()));
+    let monitor = ServerMonitor::start_with_probe(MonitorConfig::new(&path), probe.clone())
+        .await
+        .unwrap();
+    let at_start = probe.reads();
+    assert!(at_start <= 1, "at most one reading at start: {at_start}");
+
+    let window = quiet_window();
+    tokio::time::sleep(window).await;
+    let stray = probe.reads() - at_start;
+    println!("readings of the managed server over {window:?} while nothing waits: {stray}");
+    assert_eq!(stray, 0);
+
+    // Ten askers at once cost one probe: they share the one cached.
+    let before = probe.reads();
+    futures_util::future::join_all((0..10).map(|_| monitor.read())).await;
+    assert_eq!(probe.reads() - before, 1, "a burst costs one probe");
+
+    // Interest polls every INTEREST_POLL_INTERVAL (the cache is shorter, so each poll probes);
+    // dropping the last guard stops the polling.
+    let before = probe.reads();
+    let interest = monitor.interest();
+    let second = monitor.interest();
+    tokio::time::sleep(INTEREST_POLL_INTERVAL * 10 + INTEREST_POLL_INTERVAL / 2).await;
+    assert_eq!(
+        probe.reads() - before,
+        10,
+        "interest keeps the reading fresh"
+    );
+    drop(interest);
+    let one_left = probe.reads();
+    tokio::time::sleep(INTEREST_POLL_INTERVAL * 3).await;
+    assert!(
+        probe.reads() - one_left >= 2,
+        "one guard is left: polling goes on"
+    );
+    drop(second);
+    tokio::time::sleep(INTEREST_POLL_INTERVAL).await;
+    let stopped = probe.reads();
+    tokio::time::sleep(window).await;
+    assert_eq!(
+        probe.reads(),
+        stopped,
+        "polling stopped with the last guard"
+    );
 }

@@ -47,20 +47,37 @@ impl ApiDiscovery {
 }
 
 /// Reads the token at `path`, creating a fresh random one (mode 0600) on first start.
+///
+/// A token file that other users could read (any group or other permission bit on Unix) is not
+/// trusted: someone else may know the token. It is rotated — a new token is written with mode
+/// 0600, so the old one is refused from now on — and a warning says why. Agents read the
+/// token file afresh. (On other systems the file's ACL is not inspected.)
 pub fn load_or_create_token(path: &Path) -> std::io::Result<String> {
     match std::fs::read_to_string(path) {
-        Ok(token) if !token.trim().is_empty() => {
-            restrict_to_owner(path)?;
-            return Ok(token.trim().to_string());
-        }
+        Ok(token) if !token.trim().is_empty() => match exposed_mode(path)? {
+            None => return Ok(token.trim().to_string()),
+            Some(mode) => tracing::warn!(
+                path = %path.display(),
+                mode = format!("{mode:o}"),
+                "the API token file was readable by other users (mode {mode:o}); it is replaced \
+                 by a new token (mode 0600) and the old token is refused from now on: agents \
+                 must read {} again",
+                path.display()
+            ),
+        },
         Ok(_) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
         Err(err) => return Err(err),
     }
     let token = new_token();
     let temp = path.with_extension("tmp");
+    // A leftover temp file may carry wider permissions, which `mode` would not change.
+    match std::fs::remove_file(&temp) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err),
+        _ => {}
+    }
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&temp)?;
@@ -76,16 +93,16 @@ fn new_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A token file others can read is tightened rather than trusted as is.
-fn restrict_to_owner(path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
-        if mode != 0o600 {
-            tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "api token was readable by others; setting mode 0600");
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-        }
-    }
-    Ok(())
+/// The file's permission bits if users other than its owner have any access to it.
+#[cfg(unix)]
+fn exposed_mode(path: &Path) -> std::io::Result<Option<u32>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+    Ok((mode & 0o077 != 0).then_some(mode))
+}
+
+/// Not inspected off Unix (Windows ACLs are not permission bits): the file is kept.
+#[cfg(not(unix))]
+fn exposed_mode(_path: &Path) -> std::io::Result<Option<u32>> {
+    Ok(None)
 }

@@ -96,7 +96,7 @@ pub async fn require_token(State(guard): State<Guard>, request: Request, next: N
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_token);
     match presented {
         Some(token) if constant_time_eq(token.as_bytes(), guard.token.as_bytes()) => {
             next.run(request).await
@@ -106,6 +106,14 @@ pub async fn require_token(State(guard): State<Guard>, request: Request, next: N
             "send `Authorization: Bearer <token>`; the token is in <data_dir>/api-token",
         ),
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme is matched without regard
+/// to case (RFC 7235 §2.1: `bearer`, `BEARER` are the same scheme); one or more spaces follow it.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim_start_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 fn unauthorized(message: &str) -> Response {
@@ -121,4 +129,19 @@ fn unauthorized(message: &str) -> Response {
 /// Compares without an early exit, so timing does not reveal how much of a guess was right.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_token;
+
+    #[test]
+    fn the_bearer_scheme_is_matched_without_regard_to_case() {
+        for value in ["Bearer t0k", "bearer t0k", "BEARER t0k", "bEaReR   t0k"] {
+            assert_eq!(bearer_token(value), Some("t0k"), "{value}");
+        }
+        for value in ["Basic t0k", "Bearert0k", "Bearer", "Bearer ", "t0k"] {
+            assert_eq!(bearer_token(value), None, "{value}");
+        }
+    }
 }

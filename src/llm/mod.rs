@@ -24,6 +24,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const CHUNK_TIMEOUT: Duration = Duration::from_secs(120);
 /// Largest answer accepted, so a runaway model cannot exhaust memory.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
+/// Longest line of the event stream buffered: the endpoint is the agent's choice, and a line
+/// without end must not exhaust memory. A llama-server chunk line is a few hundred bytes.
+pub const MAX_STREAM_LINE_BYTES: usize = 1024 * 1024;
 
 /// Where a chat request goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,7 +193,11 @@ impl HttpLlmClient {
                 Ok(None) => break,
                 Ok(Some(chunk)) => chunk.map_err(unreachable)?,
             };
-            for data in decoder.push(&chunk) {
+            let payloads = decoder.push(&chunk).map_err(|err| LlmError::Protocol {
+                url: url.clone(),
+                message: err.to_string(),
+            })?;
+            for data in payloads {
                 if data == "[DONE]" {
                     return Ok(reply);
                 }
@@ -276,24 +283,45 @@ impl HttpLlmClient {
     }
 }
 
-/// Splits a byte stream into SSE `data:` payloads, across chunk boundaries.
+/// Splits a byte stream into SSE `data:` payloads, across chunk boundaries, buffering at most
+/// [`MAX_STREAM_LINE_BYTES`] of an unfinished line.
 #[derive(Default)]
 struct SseDecoder {
     pending: Vec<u8>,
+    /// How much of `pending` is known to hold no newline.
+    scanned: usize,
 }
 
+/// A line of the stream grew past [`MAX_STREAM_LINE_BYTES`] without ending.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a line of the event stream exceeds {} MiB without a line break; this is not an \
+     OpenAI-compatible chat stream (check the runtime's base_url)",
+    MAX_STREAM_LINE_BYTES / (1024 * 1024)
+)]
+struct LineTooLong;
+
 impl SseDecoder {
-    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, LineTooLong> {
         self.pending.extend_from_slice(bytes);
         let mut payloads = Vec::new();
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+        while let Some(offset) = self.pending[self.scanned..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            let end = self.scanned + offset;
             let line: Vec<u8> = self.pending.drain(..=end).collect();
+            self.scanned = 0;
             let line = String::from_utf8_lossy(&line);
             if let Some(data) = line.trim_end().strip_prefix("data:") {
                 payloads.push(data.trim_start().to_string());
             }
         }
-        payloads
+        self.scanned = self.pending.len();
+        if self.pending.len() > MAX_STREAM_LINE_BYTES {
+            return Err(LineTooLong);
+        }
+        Ok(payloads)
     }
 }
 
@@ -304,11 +332,33 @@ mod tests {
     #[test]
     fn sse_payloads_survive_chunk_boundaries() {
         let mut decoder = SseDecoder::default();
-        assert!(decoder.push(b"data: {\"a\"").is_empty());
+        assert!(decoder.push(b"data: {\"a\"").unwrap().is_empty());
         assert_eq!(
-            decoder.push(b":1}\n\ndata: [DONE]\n"),
+            decoder.push(b":1}\n\ndata: [DONE]\n").unwrap(),
             vec!["{\"a\":1}".to_string(), "[DONE]".to_string()]
         );
-        assert!(decoder.push(b": keep-alive comment\n").is_empty());
+        assert!(decoder.push(b": keep-alive comment\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_line_is_buffered_up_to_the_limit_and_no_further() {
+        let mut decoder = SseDecoder::default();
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut buffered = 0;
+        while buffered + chunk.len() <= MAX_STREAM_LINE_BYTES {
+            assert!(decoder.push(&chunk).unwrap().is_empty());
+            buffered += chunk.len();
+        }
+        assert_eq!(decoder.push(b"y"), Err(LineTooLong));
+        assert!(LineTooLong.to_string().contains("exceeds 1 MiB"));
+
+        // A long line that ends in time is fine, and the next one starts afresh.
+        let mut decoder = SseDecoder::default();
+        let mut line = b"data: ".to_vec();
+        line.extend(vec![b'z'; MAX_STREAM_LINE_BYTES - 16]);
+        assert!(decoder.push(&line).unwrap().is_empty());
+        let payloads = decoder.push(b"\ndata: [DONE]\n").unwrap();
+        assert_eq!(payloads.len(), 2);
+        assert_eq!(payloads[1], "[DONE]");
     }
 }

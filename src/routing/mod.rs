@@ -20,14 +20,21 @@
 //!   benchmarks.
 //! - [`ServerEmbedder`]: the managed server's `/v1/embeddings` (a loaded model only, never
 //!   waking one).
+//! - [`EmbedderSource`]: the seam through which the service gets an embedder besides the
+//!   built-in one — [`ServerEmbedderSource`] in production, [`BuiltInEmbedderOnly`] in tests and
+//!   the simulator, so that they never reach a real server.
 //! - [`RoutingService`]: all of the above put to work for the engine. It follows the skills
 //!   directory ([`crate::skills::SkillsIndex`]), picks the embedder and falls back to the
 //!   built-in one, keeps forward passes per `route_id` ([`RouteAnswer`]), logs routes and
 //!   outcomes and saves one head per embedding dimension in SQLite, and reports
-//!   [`RoutingStatus`].
+//!   [`RoutingStatus`]. Its jobs are split: `service` (route, outcome, status), `active` (the
+//!   head of one embedder: skills embedded, saves guarded by the head's identity), `switching`
+//!   (embedder choice, following the skills directory), `status` (the answers' types). No lock
+//!   of the service is held across HTTP: embeddings are made first, then swapped in.
 //!
 //! The head itself (`head`, `shared`, `snapshot`, `reference`) knows nothing of SQLite, HTTP,
-//! route ids or the skills directory; only [`RoutingService`] and its SQL (`records`) do.
+//! route ids or the skills directory; only [`RoutingService`] (with `active` and `switching`)
+//! and its SQL (`records`) do.
 //!
 //! ```
 //! use lull::routing::{Embedder, HashedEmbedder, HeadConfig, Outcome, RoutingHead, SharedRoutingHead};
@@ -49,7 +56,9 @@
 
 #![deny(missing_docs)]
 
+mod active;
 mod embedder;
+mod embedder_source;
 mod head;
 mod records;
 pub mod reference;
@@ -58,8 +67,13 @@ mod server_embedder;
 mod service;
 mod shared;
 mod snapshot;
+mod status;
+mod switching;
 
 pub use embedder::{EmbedError, Embedder, HashedEmbedder, DEFAULT_HASHED_DIM};
+pub use embedder_source::{
+    BuiltInEmbedderOnly, EmbedderSource, ServerEmbedderSource, BUILT_IN_ONLY_REASON,
+};
 pub use head::{
     CandidateFeatures, ForwardPass, HeadConfig, Outcome, RankedSkill, Ranking, RoutingError,
     RoutingHead, SkillStats, LOG_USES_SCALE, SCALAR_FEATURE_COUNT,
@@ -70,9 +84,9 @@ pub use server_embedder::{
     ServerEmbedder, EMBED_BATCH_SIZE, EMBED_CONNECT_TIMEOUT, EMBED_REQUEST_TIMEOUT,
 };
 pub use service::{
-    EmbedderKind, EmbedderStatus, RouteAnswer, RoutingService, RoutingStatus, DEFAULT_TOP_K,
-    EMBEDDER_RECHECK_INTERVAL, MAX_CACHED_PASSES, MAX_CACHED_ROUTES, MAX_TOP_K, RECENT_REWARDS,
-    ROUTE_TTL,
+    RoutingService, DEFAULT_TOP_K, EMBEDDER_RECHECK_INTERVAL, MAX_CACHED_PASSES, MAX_CACHED_ROUTES,
+    MAX_TOP_K, RECENT_REWARDS, ROUTE_TTL,
 };
 pub use shared::{HeadStatus, OutcomeApplied, SharedRoutingHead};
 pub use snapshot::{HeadSnapshot, SnapshotError, SNAPSHOT_FORMAT_VERSION};
+pub use status::{EmbedderKind, EmbedderStatus, RouteAnswer, RoutingStatus};

@@ -2,6 +2,7 @@
 //! outcome log. Every statement that touches them is here.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -56,42 +57,134 @@ pub(crate) enum LoggedRoute {
     Decided,
 }
 
-/// The saved head of dimension `dim`: its bytes and the embedder that saved it.
+/// A saved head as it is loaded: its bytes, the embedder that saved it, and its identity.
+pub(crate) struct StoredHead {
+    pub snapshot: Vec<u8>,
+    pub embedder: String,
+    /// The row's `created_at`: the head's identity (see [`HeadClaim`]).
+    pub id: i64,
+}
+
+/// The saved head of dimension `dim`.
 pub(crate) fn load_head(
     connection: &Connection,
     dim: usize,
-) -> Result<Option<(Vec<u8>, String)>, StoreError> {
+) -> Result<Option<StoredHead>, StoreError> {
     Ok(connection
         .query_row(
-            "SELECT snapshot, embedder FROM routing_heads WHERE dim = ?1",
+            "SELECT snapshot, embedder, created_at FROM routing_heads WHERE dim = ?1",
             params![dim as i64],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| {
+                Ok(StoredHead {
+                    snapshot: row.get(0)?,
+                    embedder: row.get(1)?,
+                    id: row.get(2)?,
+                })
+            },
         )
         .optional()?)
 }
 
-/// Saves the head of dimension `dim`, unless a save with a higher update count already landed
-/// (two saves racing to the writer thread must not let the older one win).
+/// Which stored head a live head may overwrite.
+///
+/// A head's identity is the `created_at` of its row: the instant it was first saved (or, for a
+/// fresh head, chosen when it was started), kept by every later save of the same head. A head
+/// loaded from a row has that row's identity. A fresh head may overwrite only the row it
+/// replaces (an unusable saved head), or insert one where there is none; once it saved, only
+/// its own row. So a corrupt saved head cannot block a fresh one (whatever its update count),
+/// and a head that another one has since replaced (a promoted head, a second engine) is never
+/// overwritten by a stale one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HeadClaim {
+    /// This head's identity.
+    pub id: i64,
+    /// The identity the stored row must have for this head to overwrite it: its own once loaded
+    /// or saved, the unusable head's it replaces, `None` when there was no saved head.
+    pub overwrites: Option<i64>,
+}
+
+impl HeadClaim {
+    /// The claim of a head loaded from the row with identity `id`.
+    pub fn loaded(id: i64) -> HeadClaim {
+        HeadClaim {
+            id,
+            overwrites: Some(id),
+        }
+    }
+
+    /// The claim of a fresh head started at `now`, replacing the row `replaces` if any. Its
+    /// identity is newer than the row it replaces, so the two are never confused.
+    pub fn fresh(now: i64, replaces: Option<i64>) -> HeadClaim {
+        HeadClaim {
+            id: replaces.map_or(now, |old| now.max(old + 1)),
+            overwrites: replaces,
+        }
+    }
+}
+
+/// What became of one save.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeadSave {
+    /// The snapshot is stored.
+    Saved,
+    /// A later save of the same head landed first (two saves raced to the writer thread); the
+    /// older one is dropped.
+    Superseded,
+    /// The stored head is another one; it was left alone. The reason is for the status view.
+    Refused(String),
+}
+
+/// Saves the head of dimension `dim` if `claim` allows it (see [`HeadClaim`]), and updates the
+/// claim when it did. Runs on the store's writer thread, so saves are judged one at a time.
 pub(crate) fn save_head(
     connection: &Connection,
+    claim: &Mutex<HeadClaim>,
     dim: usize,
     embedder: &str,
     snapshot: &[u8],
     update_count: u64,
     now: i64,
-) -> Result<(), StoreError> {
-    connection.execute(
+) -> Result<HeadSave, StoreError> {
+    let mut claim = claim.lock().unwrap_or_else(PoisonError::into_inner);
+    let changed = connection.execute(
         "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (dim) DO UPDATE SET
              embedder = excluded.embedder,
              snapshot = excluded.snapshot,
              update_count = excluded.update_count,
+             created_at = excluded.created_at,
              updated_at = excluded.updated_at
-         WHERE excluded.update_count >= routing_heads.update_count",
-        params![dim as i64, embedder, snapshot, update_count as i64, now],
+         WHERE routing_heads.created_at = ?7
+           AND (routing_heads.created_at <> excluded.created_at
+                OR routing_heads.update_count <= excluded.update_count)",
+        params![
+            dim as i64,
+            embedder,
+            snapshot,
+            update_count as i64,
+            claim.id,
+            now,
+            claim.overwrites
+        ],
     )?;
-    Ok(())
+    if changed == 1 {
+        claim.overwrites = Some(claim.id);
+        return Ok(HeadSave::Saved);
+    }
+    let (stored_id, stored_embedder, stored_updates): (i64, String, i64) = connection.query_row(
+        "SELECT created_at, embedder, update_count FROM routing_heads WHERE dim = ?1",
+        params![dim as i64],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?;
+    if stored_id == claim.id {
+        return Ok(HeadSave::Superseded);
+    }
+    Ok(HeadSave::Refused(format!(
+        "not saved: the stored {dim}-dimensional head is another one ({stored_updates} updates, \
+         saved with {stored_embedder}), which this head must not overwrite; it keeps learning in \
+         memory, and the stored one is loaded at the next start"
+    )))
 }
 
 /// Every saved head, by dimension.

@@ -1,30 +1,39 @@
-//! [`RoutingService`]: the routing head put to work — skills from the skills directory,
-//! embeddings from the managed server or the built-in embedder, routes and outcomes logged in
-//! SQLite, and the head saved every `persist_interval` updates.
+//! [`RoutingService`]: the routing head put to work — ranking requests and learning from their
+//! outcomes, each logged in SQLite, and the status view.
+//!
+//! The service's jobs live beside it: [`super::active`] is the head of one embedder (its skills
+//! embedded, its saves), [`super::switching`] picks the embedder and follows the skills
+//! directory, [`super::status`] holds the answers' types.
+//!
+//! Lock discipline: `Inner::active` is a read-write lock around the current [`Active`], and no
+//! one holds it across HTTP. A route clones the current head and embeds its query without it;
+//! an outcome holds the read lock through SQLite only (so the head cannot be replaced between
+//! reservation and update); replacing the head (a new embedder) embeds every skill first and
+//! takes the write lock only to save the old head, load the new one and swap it in.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::sync::{watch, RwLock};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::active::{embed_skills, lock, Active};
 use super::embedder::{Embedder, HashedEmbedder};
-use super::head::{ForwardPass, HeadConfig, Outcome, RankedSkill, RoutingHead, SkillStats};
-use super::records::{self, LoggedRoute, OutcomeRecord, RouteRecord, SavedHead};
+use super::embedder_source::EmbedderSource;
+use super::head::{ForwardPass, HeadConfig, Outcome, SkillStats};
+use super::records::{self, LoggedRoute, OutcomeRecord, RouteRecord};
 use super::route_cache::{CachedRoute, Lookup, RouteCache, RouteCacheLimits};
-use super::server_embedder::ServerEmbedder;
-use super::shared::SharedRoutingHead;
-use super::snapshot::HeadSnapshot;
+use super::status::{EmbedderKind, EmbedderStatus, RouteAnswer, RoutingStatus};
+use super::switching::sync_skills_forever;
 use crate::config::Config;
 use crate::engine::EngineError;
 use crate::server::ServerProbe;
-use crate::skills::{Skill, SkillSet, SkillsIndex, SkippedSkill};
-use crate::store::{now_ms, Store, StoreError};
+use crate::skills::{SkillSet, SkillsIndex};
+use crate::store::{now_ms, Store};
 
 /// Skills returned when a request names no `top_k`.
 pub const DEFAULT_TOP_K: usize = 5;
@@ -42,84 +51,15 @@ pub const EMBEDDER_RECHECK_INTERVAL: Duration = Duration::from_secs(60);
 /// Outcomes the status view's reward curve shows.
 pub const RECENT_REWARDS: usize = 100;
 
-/// The answer to `POST /v1/route`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RouteAnswer {
-    /// Names this ranking in `POST /v1/outcomes`.
-    pub route_id: String,
-    /// Best first: `{skill, score, cosine, rl}`.
-    pub ranked: Vec<RankedSkill>,
-}
-
-/// Which embedder the service uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EmbedderKind {
-    /// The managed server's `/v1/embeddings`.
-    Server,
-    /// The built-in hashed n-gram embedder.
-    Hashed,
-}
-
-/// The embedder in use, for the status view.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EmbedderStatus {
-    /// Its name, e.g. `server:nomic-embed` or `hashed-ngrams-v1`.
-    pub name: String,
-    /// Server or built-in.
-    pub kind: EmbedderKind,
-    /// Its dimension.
-    pub dim: usize,
-    /// Why the managed server's embeddings are not used, when they are not.
-    pub fallback_reason: Option<String>,
-}
-
-/// The routing section of the status view (DESIGN §1: head status, update count, recent reward
-/// curve).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RoutingStatus {
-    /// The embedder in use.
-    pub embedder: EmbedderStatus,
-    /// The head's embedding dimension.
-    pub dim: usize,
-    /// Skills being ranked.
-    pub skills: usize,
-    /// The skills directory.
-    pub skills_dir: PathBuf,
-    /// Folders of the skills directory that are not valid skills, and why.
-    pub skipped_skills: Vec<SkippedSkill>,
-    /// Outcomes the head has learned from.
-    pub updates: u64,
-    /// Whether the learned score is blended in yet.
-    pub warmed_up: bool,
-    /// Updates needed before it is.
-    pub warmup_updates: u64,
-    /// Update count of the head as last saved.
-    pub persisted_updates: u64,
-    /// Where the head came from at start or at the last embedder change: a saved head, or a
-    /// fresh one and why.
-    pub head_origin: String,
-    /// REINFORCE baseline: the moving average of rewards, −1..1.
-    pub baseline: f32,
-    /// The last [`RECENT_REWARDS`] rewards (+1 success, −1 failure), oldest first.
-    pub recent_rewards: Vec<f32>,
-    /// Share of successes among `recent_rewards`, when there are any.
-    pub recent_success_rate: Option<f32>,
-    /// Every saved head, one per dimension (older dimensions stay stored).
-    pub saved_heads: Vec<SavedHead>,
-    /// Routes waiting for (or holding) an outcome in memory.
-    pub cached_routes: usize,
-}
-
 /// Ranks skills for requests and learns from their outcomes; cheap to clone, every clone is
 /// the same service.
 ///
 /// It owns the [`SkillsIndex`] of the skills directory (skills added, edited or removed reach
-/// the head within about a second), the embedder (the managed server's `/v1/embeddings` when it
-/// answers, else [`HashedEmbedder`]), the [`SharedRoutingHead`] of that embedder's dimension,
-/// and the forward passes of recent routes. Every route and outcome is logged in SQLite before
-/// it is answered; the head is saved every `persist_interval` updates and at
-/// [`RoutingService::shutdown`], and loaded at start.
+/// the head within about a second), the embedder (what its [`EmbedderSource`] offers — the
+/// managed server's `/v1/embeddings` in production — else [`HashedEmbedder`]), the
+/// [`super::SharedRoutingHead`] of that embedder's dimension, and the forward passes of recent
+/// routes. Every route and outcome is logged in SQLite before it is answered; the head is saved
+/// every `persist_interval` updates and at [`RoutingService::shutdown`], and loaded at start.
 ///
 /// When the embedder changes dimension (the server appears, goes away, or changes model) the
 /// current head is saved, the skills are re-embedded and the saved head of the new dimension is
@@ -130,49 +70,40 @@ pub struct RoutingService {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    store: Store,
-    head_config: HeadConfig,
-    server: Arc<dyn ServerProbe>,
-    index: SkillsIndex,
-    /// The embedder and head; the write lock is held while they are replaced.
-    active: RwLock<Active>,
-    routes: Mutex<RouteCache>,
+pub(super) struct Inner {
+    pub(super) store: Store,
+    pub(super) head_config: HeadConfig,
+    pub(super) server: Arc<dyn ServerProbe>,
+    pub(super) embedders: Arc<dyn EmbedderSource>,
+    pub(super) index: SkillsIndex,
+    /// The embedder and head in use; see the module doc for who holds it, and how long.
+    pub(super) active: RwLock<Arc<Active>>,
+    /// Serialises the jobs that embed skills (following the directory, changing embedder), which
+    /// may wait on HTTP. Routes and outcomes never take it.
+    pub(super) embedding: tokio::sync::Mutex<()>,
+    pub(super) routes: Mutex<RouteCache>,
     /// Every skill's track record, from the outcome log; applied to skills as they appear.
-    stats: Mutex<HashMap<String, SkillStats>>,
+    pub(super) stats: Mutex<HashMap<String, SkillStats>>,
     recent_rewards: Mutex<VecDeque<f32>>,
     /// When the server was last asked whether it embeds.
-    last_embedder_check: Mutex<Instant>,
-    recheck_running: AtomicBool,
+    pub(super) last_embedder_check: Mutex<Instant>,
+    pub(super) recheck_running: AtomicBool,
     shutdown: watch::Sender<bool>,
     sync_task: Mutex<Option<JoinHandle<()>>>,
-}
-
-struct Active {
-    embedder: Arc<dyn Embedder>,
-    kind: EmbedderKind,
-    fallback_reason: Option<String>,
-    head: Arc<SharedRoutingHead>,
-    /// Bumped whenever the head is replaced; routes remember the epoch that ranked them.
-    epoch: u64,
-    head_origin: String,
-    /// Update count of the last save of this head.
-    persisted: AtomicU64,
-    /// Each skill in the head and the text its embedding was made from.
-    embedded: Mutex<HashMap<String, String>>,
 }
 
 impl RoutingService {
     /// Starts routing: creates and watches the skills directory (`config.skills_dir(data_dir)`),
     /// rebuilds skill stats and the reward curve from the outcome log, picks the embedder (the
-    /// managed server's when it answers `/v1/embeddings`), loads the saved head of its dimension
-    /// (a corrupt or mismatched one is logged and replaced by a fresh head) and embeds the
-    /// skills. Must run inside a tokio runtime.
+    /// one `embedders` offers for the managed server's reading, else the built-in one), loads
+    /// the saved head of its dimension (a corrupt or mismatched one is logged and replaced by a
+    /// fresh head) and embeds the skills. Must run inside a tokio runtime.
     pub async fn start(
         store: Store,
         config: &Config,
         data_dir: &Path,
         server: Arc<dyn ServerProbe>,
+        embedders: Arc<dyn EmbedderSource>,
     ) -> Result<RoutingService, EngineError> {
         let head_config = head_config(config)?;
         let skills_dir = config.skills_dir(data_dir);
@@ -191,31 +122,36 @@ impl RoutingService {
 
         let reading = server.read().await;
         let skills = index.current();
-        let (active, fallback) = match ServerEmbedder::connect(&reading).await {
-            Ok(embedder) => {
-                let embedder: Arc<dyn Embedder> = Arc::new(embedder);
-                match build_active(&store, &head_config, &stats, &skills, embedder, 0).await {
-                    Ok(active) => (Some(active), None),
-                    Err(ActiveError::Store(err)) => return Err(err.into()),
-                    Err(ActiveError::Embed(reason)) => (None, Some(reason)),
-                }
-            }
-            Err(reason) => (None, Some(reason)),
+        let all: Vec<_> = skills.skills.values().collect();
+        let offered = match embedders.connect(&reading).await {
+            Ok(embedder) => match embed_skills(&*embedder, &all).await {
+                Ok(embedded) => Ok((embedder, embedded)),
+                Err(reason) => Err(reason),
+            },
+            Err(reason) => Err(reason),
         };
-        let active = match active {
-            Some(mut active) => {
-                active.kind = EmbedderKind::Server;
-                active
-            }
-            None => {
-                let reason = fallback.unwrap_or_default();
+        let (embedder, kind, fallback, embedded) = match offered {
+            Ok((embedder, embedded)) => (embedder, EmbedderKind::Server, None, embedded),
+            Err(reason) => {
                 tracing::info!("routing uses the built-in embedder: {reason}");
-                let mut active =
-                    build_active(&store, &head_config, &stats, &skills, hashed(), 0).await?;
-                active.fallback_reason = Some(reason);
-                active
+                let embedder = hashed();
+                let embedded = embed_skills(&*embedder, &all)
+                    .await
+                    .map_err(EngineError::Invalid)?;
+                (embedder, EmbedderKind::Hashed, Some(reason), embedded)
             }
         };
+        let active = Active::set_up(
+            &store,
+            &head_config,
+            &stats,
+            embedder,
+            kind,
+            fallback,
+            embedded,
+            0,
+        )
+        .await?;
         tracing::info!(
             embedder = %active.embedder.name(),
             dim = active.embedder.dim(),
@@ -228,7 +164,9 @@ impl RoutingService {
             store,
             head_config,
             server,
-            active: RwLock::new(active),
+            embedders,
+            active: RwLock::new(Arc::new(active)),
+            embedding: tokio::sync::Mutex::new(()),
             routes: Mutex::new(RouteCache::new(RouteCacheLimits {
                 ttl: ROUTE_TTL,
                 max_routes: MAX_CACHED_ROUTES,
@@ -277,7 +215,10 @@ impl RoutingService {
         let mut attempts = 0;
         let (active, vector) = loop {
             attempts += 1;
-            let active = self.inner.active.read().await;
+            // A clone of the current head: the query is embedded (maybe over HTTP) without
+            // the lock. Should the head be replaced meanwhile, this route's outcome is refused
+            // as ranked by a replaced head, as for any route ranked before a replacement.
+            let active = self.inner.current().await;
             let failure = match active.embedder.embed(&texts).await {
                 Ok(mut vectors) if vectors.len() == 1 => break (active, vectors.remove(0)),
                 Ok(vectors) => format!(
@@ -287,9 +228,7 @@ impl RoutingService {
                 ),
                 Err(err) => err.to_string(),
             };
-            let on_fallback = active.kind == EmbedderKind::Hashed;
-            drop(active);
-            if on_fallback || attempts > 1 {
+            if active.kind == EmbedderKind::Hashed || attempts > 1 {
                 return Err(EngineError::Invalid(format!(
                     "cannot embed the query: {failure}"
                 )));
@@ -359,7 +298,8 @@ impl RoutingService {
         skill: &str,
         outcome: Outcome,
     ) -> Result<(), EngineError> {
-        // Held throughout, so the head cannot be replaced between reservation and update.
+        // Held throughout (SQLite only, never HTTP), so the head cannot be replaced between
+        // reservation and update.
         let active = self.inner.active.read().await;
         let reserved = {
             let mut routes = lock(&self.inner.routes);
@@ -416,7 +356,7 @@ impl RoutingService {
             }
         }
         if applied.persist_due {
-            self.inner.persist(&active).await?;
+            active.persist(&self.inner.store).await?;
         }
         Ok(())
     }
@@ -426,8 +366,9 @@ impl RoutingService {
     pub async fn status(&self) -> Result<RoutingStatus, EngineError> {
         self.inner.maybe_recheck_embedder();
         let saved_heads = self.inner.store.call(|c| records::saved_heads(c)).await?;
-        let active = self.inner.active.read().await;
+        let active = self.inner.current().await;
         let head = active.head.status();
+        let fallback_reason = lock(&active.fallback_reason).clone();
         let skills = self.inner.index.current();
         let recent_rewards: Vec<f32> = lock(&self.inner.recent_rewards).iter().copied().collect();
         let recent_success_rate = (!recent_rewards.is_empty()).then(|| {
@@ -442,7 +383,7 @@ impl RoutingService {
                 name: active.embedder.name().to_owned(),
                 kind: active.kind,
                 dim: active.embedder.dim(),
-                fallback_reason: active.fallback_reason.clone(),
+                fallback_reason,
             },
             dim: head.dim,
             skills: head.skill_count,
@@ -451,7 +392,8 @@ impl RoutingService {
             updates: head.update_count,
             warmed_up: head.warmed_up,
             warmup_updates: self.inner.head_config.warmup_updates,
-            persisted_updates: active.persisted.load(Ordering::SeqCst),
+            persisted_updates: active.persisted(),
+            save_problem: active.save_problem(),
             head_origin: active.head_origin.clone(),
             baseline: head.baseline,
             recent_rewards,
@@ -481,8 +423,8 @@ impl RoutingService {
             let _ = task.await;
         }
         let active = self.inner.active.read().await;
-        if active.head.status().update_count != active.persisted.load(Ordering::SeqCst) {
-            self.inner.persist(&active).await?;
+        if active.unsaved() {
+            active.persist(&self.inner.store).await?;
         }
         Ok(())
     }
@@ -497,21 +439,9 @@ impl std::fmt::Debug for RoutingService {
 }
 
 impl Inner {
-    /// Saves `active`'s head from one snapshot.
-    async fn persist(&self, active: &Active) -> Result<(), EngineError> {
-        let snapshot = active.head.snapshot();
-        let update_count = snapshot.update_count;
-        let dim = snapshot.dim;
-        let bytes = snapshot.to_bytes();
-        let embedder = active.embedder.name().to_owned();
-        self.store
-            .call(move |connection| {
-                records::save_head(connection, dim, &embedder, &bytes, update_count, now_ms())
-            })
-            .await?;
-        active.persisted.fetch_max(update_count, Ordering::SeqCst);
-        tracing::debug!(dim, update_count, "routing head saved");
-        Ok(())
+    /// The current embedder and head, without keeping the lock.
+    pub(super) async fn current(&self) -> Arc<Active> {
+        self.active.read().await.clone()
     }
 
     /// NotFound or Conflict for a route id that is not in memory, from the log.
@@ -534,302 +464,9 @@ impl Inner {
             Err(err) => err.into(),
         }
     }
-
-    /// The current embedder failed: switch to the built-in one (no-op if already on it).
-    async fn fall_back(&self, reason: String) -> Result<(), EngineError> {
-        let mut active = self.active.write().await;
-        if active.kind == EmbedderKind::Hashed {
-            return Ok(());
-        }
-        tracing::warn!("routing falls back to the built-in embedder: {reason}");
-        *lock(&self.last_embedder_check) = Instant::now();
-        self.replace_active(&mut active, hashed(), EmbedderKind::Hashed, Some(reason))
-            .await
-            .map_err(EngineError::from)
-    }
-
-    /// Swaps in a head for `embedder`, saving the old head first; on failure (the new embedder
-    /// cannot embed the skills) the old one stays.
-    async fn replace_active(
-        &self,
-        active: &mut Active,
-        embedder: Arc<dyn Embedder>,
-        kind: EmbedderKind,
-        fallback_reason: Option<String>,
-    ) -> Result<(), ActiveError> {
-        if active.head.status().update_count != active.persisted.load(Ordering::SeqCst) {
-            if let Err(err) = self.persist(active).await {
-                tracing::warn!("cannot save the routing head before replacing it: {err}");
-            }
-        }
-        let stats = lock(&self.stats).clone();
-        let skills = self.index.current();
-        let epoch = active.epoch + 1;
-        let mut next = build_active(
-            &self.store,
-            &self.head_config,
-            &stats,
-            &skills,
-            embedder,
-            epoch,
-        )
-        .await?;
-        next.kind = kind;
-        next.fallback_reason = fallback_reason;
-        tracing::info!(
-            embedder = %next.embedder.name(),
-            dim = next.embedder.dim(),
-            "routing embedder changed: {}",
-            next.head_origin
-        );
-        *active = next;
-        lock(&self.routes).release_before(epoch);
-        Ok(())
-    }
-
-    /// On the built-in embedder, asks (in the background, at most every
-    /// [`EMBEDDER_RECHECK_INTERVAL`]) whether the managed server now embeds, and switches if so.
-    fn maybe_recheck_embedder(self: &Arc<Self>) {
-        {
-            let mut last = lock(&self.last_embedder_check);
-            if last.elapsed() < EMBEDDER_RECHECK_INTERVAL {
-                return;
-            }
-            *last = Instant::now();
-        }
-        if self.recheck_running.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let inner = self.clone();
-        tokio::spawn(async move {
-            inner.recheck_embedder().await;
-            inner.recheck_running.store(false, Ordering::SeqCst);
-        });
-    }
-
-    async fn recheck_embedder(&self) {
-        if self.active.read().await.kind == EmbedderKind::Server {
-            return;
-        }
-        let reading = self.server.read().await;
-        let embedder = match ServerEmbedder::connect(&reading).await {
-            Ok(embedder) => embedder,
-            Err(reason) => {
-                self.active.write().await.fallback_reason = Some(reason);
-                return;
-            }
-        };
-        let mut active = self.active.write().await;
-        if active.kind == EmbedderKind::Server {
-            return;
-        }
-        if let Err(reason) = self
-            .replace_active(&mut active, Arc::new(embedder), EmbedderKind::Server, None)
-            .await
-        {
-            tracing::info!("routing stays on the built-in embedder: {reason}");
-            active.fallback_reason = Some(reason.to_string());
-        }
-    }
-
-    /// Brings the head's skills in line with `set`: embeds new and changed skills, removes
-    /// gone ones. An embedder failure falls back to the built-in embedder, which re-embeds all.
-    async fn sync_skills(&self, set: &SkillSet) {
-        let stats_of = |name: &str| lock(&self.stats).get(name).copied().unwrap_or_default();
-        let failure = {
-            let active = self.active.read().await;
-            sync_head_skills(&active, set, &stats_of).await.err()
-        };
-        if let Some(reason) = failure {
-            if let Err(err) = self.fall_back(reason).await {
-                tracing::warn!("routing cannot follow the skills directory: {err}");
-            }
-        }
-    }
 }
 
-/// Follows the skills index until the service is shut down or dropped.
-async fn sync_skills_forever(
-    inner: Weak<Inner>,
-    mut skills: watch::Receiver<Arc<SkillSet>>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            changed = skills.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-            }
-            _ = shutdown.wait_for(|stop| *stop) => return,
-        }
-        let set = skills.borrow_and_update().clone();
-        let Some(inner) = inner.upgrade() else {
-            return;
-        };
-        inner.sync_skills(&set).await;
-    }
-}
-
-/// A head for `embedder` with every skill of `skills` embedded: the saved head of its
-/// dimension if there is a usable one, else a fresh head (the reason is in `head_origin`).
-async fn build_active(
-    store: &Store,
-    head_config: &HeadConfig,
-    stats: &HashMap<String, SkillStats>,
-    skills: &SkillSet,
-    embedder: Arc<dyn Embedder>,
-    epoch: u64,
-) -> Result<Active, ActiveError> {
-    let dim = embedder.dim();
-    let saved = store
-        .call(move |connection| records::load_head(connection, dim))
-        .await?;
-    let (head, head_origin, persisted) = match saved {
-        None => (
-            RoutingHead::new(dim, head_config.clone()),
-            format!("fresh head: no saved head for {dim}-dimensional embeddings"),
-            0,
-        ),
-        Some((bytes, saved_by)) => match HeadSnapshot::from_bytes(&bytes, dim)
-            .and_then(|snapshot| RoutingHead::from_snapshot(head_config.clone(), &snapshot))
-        {
-            Ok(head) => {
-                let updates = head.update_count();
-                (
-                    head,
-                    format!("saved head loaded ({updates} updates, last saved with {saved_by})"),
-                    updates,
-                )
-            }
-            Err(err) => {
-                tracing::warn!(
-                    "the saved {dim}-dimensional routing head is unusable ({err}); starting a \
-                     fresh one, which replaces it at the next save"
-                );
-                (
-                    RoutingHead::new(dim, head_config.clone()),
-                    format!("fresh head: the saved one was unusable ({err})"),
-                    0,
-                )
-            }
-        },
-    };
-    let active = Active {
-        embedder,
-        kind: EmbedderKind::Hashed,
-        fallback_reason: None,
-        head: Arc::new(SharedRoutingHead::new(head)),
-        epoch,
-        head_origin,
-        persisted: AtomicU64::new(persisted),
-        embedded: Mutex::new(HashMap::new()),
-    };
-    let stats_of = |name: &str| stats.get(name).copied().unwrap_or_default();
-    sync_head_skills(&active, skills, &stats_of)
-        .await
-        .map_err(ActiveError::Embed)?;
-    Ok(active)
-}
-
-/// Embeds new and changed skills into `active`'s head and removes gone ones. A skill new to
-/// the head gets its track record from `stats_of`; a changed one keeps the head's.
-async fn sync_head_skills(
-    active: &Active,
-    set: &SkillSet,
-    stats_of: &(dyn Fn(&str) -> SkillStats + Sync),
-) -> Result<(), String> {
-    let (changed, gone): (Vec<&Skill>, Vec<String>) = {
-        let embedded = lock(&active.embedded);
-        let changed = set
-            .skills
-            .values()
-            .filter(|skill| embedded.get(&skill.name) != Some(&embedding_text(skill)))
-            .collect();
-        let gone = embedded
-            .keys()
-            .filter(|name| !set.skills.contains_key(*name))
-            .cloned()
-            .collect();
-        (changed, gone)
-    };
-    for name in gone {
-        active.head.remove_skill(&name);
-        lock(&active.embedded).remove(&name);
-    }
-    if changed.is_empty() {
-        return Ok(());
-    }
-    let texts: Vec<String> = changed.iter().map(|skill| embedding_text(skill)).collect();
-    let vectors = active
-        .embedder
-        .embed(&texts)
-        .await
-        .map_err(|err| format!("cannot embed the skills: {err}"))?;
-    if vectors.len() != texts.len() {
-        return Err(format!(
-            "embedder {} answered {} vectors for {} skills",
-            active.embedder.name(),
-            vectors.len(),
-            texts.len()
-        ));
-    }
-    for ((skill, text), vector) in changed.into_iter().zip(texts).zip(vectors) {
-        active
-            .head
-            .upsert_skill(&skill.name, &vector)
-            .map_err(|err| err.to_string())?;
-        let is_new = lock(&active.embedded)
-            .insert(skill.name.clone(), text)
-            .is_none();
-        if is_new {
-            active
-                .head
-                .set_skill_stats(&skill.name, stats_of(&skill.name));
-        }
-    }
-    Ok(())
-}
-
-/// What a skill is embedded from: its name (hyphens read as spaces) and description.
-fn embedding_text(skill: &Skill) -> String {
-    format!("{}: {}", skill.name.replace('-', " "), skill.description)
-}
-
-/// Why a head for an embedder could not be set up.
-#[derive(Debug)]
-enum ActiveError {
-    /// The saved head could not be read.
-    Store(StoreError),
-    /// The embedder could not embed the skills.
-    Embed(String),
-}
-
-impl From<StoreError> for ActiveError {
-    fn from(err: StoreError) -> Self {
-        ActiveError::Store(err)
-    }
-}
-
-impl From<ActiveError> for EngineError {
-    fn from(err: ActiveError) -> Self {
-        match err {
-            ActiveError::Store(err) => EngineError::Store(err),
-            ActiveError::Embed(reason) => EngineError::Invalid(reason),
-        }
-    }
-}
-
-impl std::fmt::Display for ActiveError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ActiveError::Store(err) => err.fmt(f),
-            ActiveError::Embed(reason) => f.write_str(reason),
-        }
-    }
-}
-
-fn hashed() -> Arc<dyn Embedder> {
+pub(super) fn hashed() -> Arc<dyn Embedder> {
     Arc::new(HashedEmbedder::default())
 }
 
@@ -908,8 +545,4 @@ fn unit(vector: &[f32]) -> Vec<f32> {
         return vector.to_vec();
     }
     vector.iter().map(|x| x / norm).collect()
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -6,7 +6,8 @@
 //! command line shows it cannot sleep does not need that second request. The answer comes from
 //! `/proc/<pid>/cmdline` (and `/proc/<pid>/environ`, in case a later build reads the setting from
 //! `LLAMA_ARG_SLEEP_IDLE_SECONDS`); anything short of certainty is [`SleepMode::Unknown`], and
-//! the probe then asks `/props` as before.
+//! the probe then asks `/props` as before. `/proc` is read on Linux only (`cfg`): elsewhere the
+//! answer is always [`SleepMode::Unknown`], which costs one request per reading, never a wake.
 
 /// Whether the managed server's model can fall asleep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +25,7 @@ pub enum SleepMode {
 const SLEEP_ENV: &str = "LLAMA_ARG_SLEEP_IDLE_SECONDS";
 
 /// Reads the sleep setting of process `pid` (never fails: doubt is [`SleepMode::Unknown`]).
+#[cfg(target_os = "linux")]
 pub fn sleep_mode(pid: u32) -> SleepMode {
     let proc_dir = std::path::Path::new("/proc").join(pid.to_string());
     let Ok(cmdline) = std::fs::read(proc_dir.join("cmdline")) else {
@@ -33,8 +35,17 @@ pub fn sleep_mode(pid: u32) -> SleepMode {
     sleep_mode_of(&cmdline, environ.as_deref())
 }
 
+/// Without Linux's `/proc` another process's command line is not read: the sleep setting is
+/// [`SleepMode::Unknown`], and the probe asks `/props` before every `/slots`, as for any server
+/// that may sleep.
+#[cfg(not(target_os = "linux"))]
+pub fn sleep_mode(_pid: u32) -> SleepMode {
+    SleepMode::Unknown
+}
+
 /// The sleep setting that a NUL-separated command line and environment (as `/proc` shows
 /// them) give llama-server. `environ` is `None` when it could not be read.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn sleep_mode_of(cmdline: &[u8], environ: Option<&[u8]>) -> SleepMode {
     let args: Vec<&[u8]> = cmdline
         .split(|&byte| byte == 0)

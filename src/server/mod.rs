@@ -52,7 +52,7 @@ pub use state_file::{
     parse_state_file, pid_is_alive, read_state_file, StateFileReading, StateFileRecord,
 };
 pub use url_match::{host_port, is_managed_url};
-pub use watcher::WATCH_DEBOUNCE;
+pub use watcher::{Watching, WATCH_DEBOUNCE};
 
 /// What can go wrong setting up server awareness (reading and probing never fail: their
 /// problems are readings).

@@ -9,9 +9,11 @@
 //! - when the state file changes, it re-reads the file and publishes; it probes once only if the
 //!   file now names a different server (or someone is interested).
 //!
-//! With no guard alive and the file unchanged it makes no HTTP request at all.
+//! With no guard alive and the file unchanged it makes no HTTP request at all. Its timing is
+//! tokio's, so [`ServerMonitor::start_with_probe`] runs it on a paused clock in tests; the
+//! folder watcher is a real OS thread, whose readiness [`ServerMonitor::watching`] reports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,7 +24,7 @@ use tokio::task::JoinHandle;
 use super::probe::{CachedProbe, HttpProbe, ProbeConfig, ReadingFuture, ServerProbe};
 use super::reading::{ServerReading, ServerState};
 use super::state_file::{read_state_file, StateFileReading, StateFileRecord};
-use super::watcher::{FolderWatcher, WATCH_DEBOUNCE};
+use super::watcher::{FolderWatcher, Watching, WATCH_DEBOUNCE};
 use super::ServerError;
 
 /// How often the monitor probes while someone holds an [`InterestGuard`]: often enough that a
@@ -55,8 +57,10 @@ impl MonitorConfig {
 }
 
 struct Shared {
-    probe: CachedProbe<HttpProbe>,
+    state_file: PathBuf,
+    probe: CachedProbe<Arc<dyn ServerProbe>>,
     sender: watch::Sender<ServerReading>,
+    watching: watch::Sender<Watching>,
     interest: Arc<AtomicUsize>,
     interest_changed: Arc<Notify>,
     /// The record behind the last published reading, to tell "same server" from "new server".
@@ -89,7 +93,7 @@ impl Shared {
     /// The state file changed: re-read it; probe only for a new server or an interested caller.
     async fn on_file_change(&self) {
         self.probe.invalidate();
-        let file = read_state_file(self.probe.inner().state_file());
+        let file = read_state_file(&self.state_file);
         let StateFileReading::Alive(record) = file else {
             self.remember(None);
             let reading = self.probe.read_cached().await; // no HTTP: the file decides
@@ -114,7 +118,7 @@ pub struct ServerMonitor {
 impl std::fmt::Debug for ServerMonitor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerMonitor")
-            .field("state_file", &self.shared.probe.inner().state_file())
+            .field("state_file", &self.shared.state_file)
             .finish()
     }
 }
@@ -140,20 +144,32 @@ impl ServerMonitor {
     /// state file; probes once if the file names a live server.
     pub async fn start(config: MonitorConfig) -> Result<ServerMonitor, ServerError> {
         let probe = HttpProbe::new(config.state_file.clone(), config.probe.clone())?;
+        ServerMonitor::start_with_probe(config, Arc::new(probe)).await
+    }
+
+    /// [`ServerMonitor::start`] reading the server through `probe` rather than the HTTP probe
+    /// of `config.state_file` (which is still the file watched): for tests of the monitor's own
+    /// timing on a paused clock, with a probe that counts its readings.
+    pub async fn start_with_probe(
+        config: MonitorConfig,
+        probe: Arc<dyn ServerProbe>,
+    ) -> Result<ServerMonitor, ServerError> {
         let (sender, _) = watch::channel(ServerReading::not_ready(
             ServerState::Absent,
             None,
             "the managed server has not been looked at yet",
         ));
+        let (changes_tx, changes_rx) = mpsc::unbounded_channel();
+        let watcher = FolderWatcher::start(&config.state_file, config.debounce, changes_tx)?;
         let shared = Arc::new(Shared {
+            state_file: config.state_file.clone(),
             probe: CachedProbe::new(probe, config.probe.cache_ttl),
             sender,
+            watching: watch::channel(watcher.watching()).0,
             interest: Arc::new(AtomicUsize::new(0)),
             interest_changed: Arc::new(Notify::new()),
             last_record: Mutex::new(None),
         });
-        let (changes_tx, changes_rx) = mpsc::unbounded_channel();
-        let watcher = FolderWatcher::start(&config.state_file, config.debounce, changes_tx)?;
         shared.on_file_change().await;
         let task = tokio::spawn(run(
             shared.clone(),
@@ -162,6 +178,17 @@ impl ServerMonitor {
             config.poll_interval,
         ));
         Ok(ServerMonitor { shared, task })
+    }
+
+    /// The state file this monitor watches.
+    pub fn state_file(&self) -> &Path {
+        &self.shared.state_file
+    }
+
+    /// What the folder watcher watches now, updated after each batch of file-system events:
+    /// once it is [`Watching::Folder`], every change of the state file is seen.
+    pub fn watching(&self) -> watch::Receiver<Watching> {
+        self.shared.watching.subscribe()
     }
 
     /// The current reading, probing through the short cache; publishes it if it changed.
@@ -230,6 +257,7 @@ async fn run(
                 if let Err(err) = watcher.rearm() {
                     tracing::warn!("{err}; the managed server's state file is not watched until its folder reappears");
                 }
+                shared.watching.send_replace(watcher.watching());
                 shared.on_file_change().await;
             }
             _ = tokio::time::sleep(poll_interval), if interested => {

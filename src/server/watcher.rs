@@ -20,6 +20,18 @@ use super::ServerError;
 /// write-then-rename, short enough to react well within a second.
 pub const WATCH_DEBOUNCE: Duration = Duration::from_millis(150);
 
+/// What the state file's watcher watches now: a readiness signal for whoever must know that a
+/// change will be seen (tests, the Overview).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Watching {
+    /// The state file's folder itself: every change of the file is seen.
+    Folder(PathBuf),
+    /// The folder does not exist (yet): its nearest existing ancestor, to see it appear.
+    Ancestor(PathBuf),
+    /// Nothing could be watched (the error was logged); changes are seen only when asked.
+    Nothing,
+}
+
 pub(crate) struct FolderWatcher {
     debouncer: QuietWatcher,
     folder: PathBuf,
@@ -78,6 +90,15 @@ impl FolderWatcher {
         match (self.watched.is_empty(), last_error) {
             (true, Some(err)) => Err(err),
             _ => Ok(()),
+        }
+    }
+
+    /// What is watched since the last [`FolderWatcher::rearm`].
+    pub(crate) fn watching(&self) -> Watching {
+        match self.watched.first() {
+            None => Watching::Nothing,
+            Some(path) if *path == self.folder => Watching::Folder(path.clone()),
+            Some(path) => Watching::Ancestor(path.clone()),
         }
     }
 }

@@ -328,6 +328,7 @@ async fn open_engine(
         server_changes: None,
         llm: Arc::new(SimLlm::new(server.clone(), incarnation)),
         store: Some(store.clone()),
+        embedders: Arc::new(crate::routing::BuiltInEmbedderOnly),
     };
     // Read at the same virtual instant as the engine's own clock, to within a wall millisecond.
     let clock = EngineClock::start();
