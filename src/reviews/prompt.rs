@@ -21,13 +21,13 @@ use crate::llm::{ChatMessage, ChatRequest};
 // `max_tokens` cuts the JSON short (SmolLM2-135M did, on every review).
 
 /// Candidates kept from one review at most.
-const MAX_CANDIDATES_PER_REVIEW: usize = 3;
+pub const MAX_CANDIDATES_PER_REVIEW: usize = 3;
 /// Characters of a candidate's rationale at most (a sentence or two).
-const MAX_RATIONALE_CHARS: usize = 160;
+pub const MAX_RATIONALE_CHARS: usize = 160;
 /// Messages one candidate cites as evidence at most.
-const MAX_EVIDENCE_PER_CANDIDATE: usize = 6;
+pub const MAX_EVIDENCE_PER_CANDIDATE: usize = 6;
 /// Related skills one candidate names at most.
-const MAX_RELATED_PER_CANDIDATE: usize = 3;
+pub const MAX_RELATED_PER_CANDIDATE: usize = 3;
 /// A skill name in an answer has at most this many hyphen-separated words…
 const NAME_MAX_WORDS: usize = 4;
 /// …of at most this many lowercase letters or digits each: 4 × 15 + 3 hyphens = 63 characters,
