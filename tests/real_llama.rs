@@ -229,12 +229,12 @@ async fn terminal_review(engine: &Engine, id: &str, limit: Duration) -> Review {
 }
 
 /// What Lull stored from a `done` review of `messages`: every candidate follows the answer
-/// schema's rules, whatever the model proposed (possibly nothing). Returns how many there are.
+/// schema's rules, whatever the model proposed (possibly nothing). Returns the skills' names.
 async fn assert_stored_candidates_are_valid(
     engine: &Engine,
     review: &Review,
     messages: &[ChatMessage],
-) -> usize {
+) -> Vec<String> {
     let candidates: Vec<_> = engine
         .candidates(None)
         .await
@@ -245,6 +245,17 @@ async fn assert_stored_candidates_are_valid(
     assert!(
         candidates.len() <= prompt::MAX_CANDIDATES_PER_REVIEW,
         "{candidates:?}"
+    );
+    let mut skills: Vec<&str> = candidates
+        .iter()
+        .map(|c| c.proposal.skill.as_str())
+        .collect();
+    skills.sort_unstable();
+    skills.dedup();
+    assert_eq!(
+        skills.len(),
+        candidates.len(),
+        "one candidate per skill: {candidates:?}"
     );
     for candidate in &candidates {
         let proposal = &candidate.proposal;
@@ -288,7 +299,10 @@ async fn assert_stored_candidates_are_valid(
             "{context}"
         );
     }
-    candidates.len()
+    candidates
+        .into_iter()
+        .map(|candidate| candidate.proposal.skill)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -341,10 +355,11 @@ async fn state_file_to_ready_busy_slot_and_freed_within_a_second_of_the_drop() {
 }
 
 /// A review on the tiny random model is preempted by a live turn mid-decode, requeued, and run
-/// again to the end. The random model writes noise, but the answer schema bounds every part of
-/// it, so constrained decoding ends in a complete, valid answer: the review is `done`.
+/// again once the turn ends. (Its end is not this test's: llama.cpp builds no grammar for the
+/// tiny model's byte vocabulary, so its unconstrained noise never validates; that a review on a
+/// real model ends `done` is `a_review_on_the_real_small_model_ends_done_with_valid_candidates`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_review_runs_is_preempted_and_ends_done_on_the_real_server() {
+async fn a_review_is_preempted_requeued_and_run_again_on_the_real_server() {
     let Some(binary) = server_binary() else {
         return;
     };
@@ -353,19 +368,18 @@ async fn a_review_runs_is_preempted_and_ends_done_on_the_real_server() {
     let server = start_real_server(&binary, dir.path(), &state_file, &TINY);
     let (engine, monitor) = engine_on_ready_server(dir.path(), &state_file).await;
 
-    let messages = vec![
-        ChatMessage {
-            role: "user".into(),
-            content: "the build fails on CI".into(),
-        },
-        ChatMessage {
-            role: "assistant".into(),
-            content: "I bisected it to the lockfile".into(),
-        },
-    ];
     let submission = ReviewSubmission {
         session_key: "real".into(),
-        messages: messages.clone(),
+        messages: vec![
+            ChatMessage {
+                role: "user".into(),
+                content: "the build fails on CI".into(),
+            },
+            ChatMessage {
+                role: "assistant".into(),
+                content: "I bisected it to the lockfile".into(),
+            },
+        ],
         focus: None,
         snapshot_at: None,
         runtime: None,
@@ -384,20 +398,30 @@ async fn a_review_runs_is_preempted_and_ends_done_on_the_real_server() {
     );
     let review = engine.review(&id).await.unwrap();
     assert_eq!(
-        (review.status, review.attempts),
-        (ReviewStatus::Queued, 1),
-        "requeued, not dropped"
+        (review.status, review.attempts, review.failures),
+        (ReviewStatus::Queued, 1, 0),
+        "requeued, not dropped, and a preemption is no failure"
     );
 
     engine.finish_turn(&lease).unwrap();
-    let review = terminal_review(&engine, &id, Duration::from_secs(240)).await;
-    assert_eq!(review.status, ReviewStatus::Done, "{review:?}");
-    assert_eq!((review.attempts, review.failures), (2, 0), "{review:?}");
-    assert!(review.completion_tokens.unwrap_or(0) > 0, "{review:?}");
-    let stored = assert_stored_candidates_are_valid(&engine, &review, &messages).await;
+    let started = Instant::now();
+    loop {
+        let review = engine.review(&id).await.unwrap();
+        if review.status == ReviewStatus::Running {
+            assert_eq!((review.attempts, review.failures), (2, 0), "{review:?}");
+            break;
+        }
+        assert_eq!(review.status, ReviewStatus::Queued, "{review:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "not run again within 30 s of the turn's end: {review:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_for_reading(&monitor, Duration::from_secs(20), |r| r.n_busy_slots() == 1).await;
     println!(
-        "tiny random model: done after one preemption, {stored} candidates, {:?} completion tokens in {:?} ms",
-        review.completion_tokens, review.duration_ms
+        "preempted review run again {:?} after the turn ended",
+        started.elapsed()
     );
     engine.shutdown().await;
     drop(server);
@@ -418,7 +442,9 @@ async fn a_review_on_the_real_small_model_ends_done_with_valid_candidates() {
         &binary,
         &model,
         &state_file,
-        &["-c", "8192", "-np", "1", "--threads", "2"],
+        // One thread: on a 2-core machine shared with the test run, two spinning decode threads
+        // fall to ~3 tokens/s; one decodes at ~70.
+        &["-c", "8192", "-np", "1", "--threads", "1"],
     );
     let messages: Vec<ChatMessage> = [
         ("user", "CI fails since this morning: `error: the lock file needs to be updated but --locked was passed`."),
@@ -435,14 +461,15 @@ async fn a_review_on_the_real_small_model_ends_done_with_valid_candidates() {
     let (engine, _monitor) = engine_on_ready_server(dir.path(), &state_file).await;
 
     // The server takes the schema as a grammar (a 400 would make the client ask again without
-    // it, and an unconstrained 135M model rarely writes the expected JSON).
+    // it, and an unconstrained 135M model rarely writes the expected JSON). Another prompt than
+    // the review's, so the review's own run reads its prompt in full (no cached prefix).
     let request = prompt::review_request(&messages, Window::whole(), None);
     let (name, schema) = request.json_schema.clone().unwrap();
     let response = reqwest::Client::new()
         .post(format!("{}/chat/completions", server.base_url))
         .bearer_auth(API_KEY)
         .json(&serde_json::json!({
-            "messages": request.messages,
+            "messages": [{ "role": "user", "content": "Answer in JSON." }],
             "max_tokens": 1,
             "response_format": { "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } },
         }))
@@ -465,7 +492,7 @@ async fn a_review_on_the_real_small_model_ends_done_with_valid_candidates() {
     };
     let started = Instant::now();
     let (id, _) = engine.submit_review(submission).await.unwrap();
-    let review = terminal_review(&engine, &id, Duration::from_secs(180)).await;
+    let review = terminal_review(&engine, &id, Duration::from_secs(240)).await;
     let elapsed = started.elapsed();
     assert_eq!(review.status, ReviewStatus::Done, "{review:?}");
     assert_eq!((review.attempts, review.failures), (1, 0), "{review:?}");
@@ -476,7 +503,7 @@ async fn a_review_on_the_real_small_model_ends_done_with_valid_candidates() {
     );
     let stored = assert_stored_candidates_are_valid(&engine, &review, &messages).await;
     println!(
-        "SmolLM2-135M-Instruct: review done in {:?} ms of run ({elapsed:?} from submission), {:?} prompt and {completion_tokens} completion tokens, {stored} candidates",
+        "SmolLM2-135M-Instruct: review done in {:?} ms of run ({elapsed:?} from submission), {:?} prompt and {completion_tokens} completion tokens, candidates {stored:?}",
         review.duration_ms, review.prompt_tokens
     );
     engine.shutdown().await;
@@ -492,7 +519,9 @@ async fn another_clients_prompt_stalls_our_stream_on_the_real_server() {
     };
     let dir = tempfile::tempdir().unwrap();
     let state_file = dir.path().join("server.json");
-    // Two slots, and a model large enough that a long prompt takes the CPU a while to read.
+    // Two slots, and a model large enough that a long prompt takes the CPU a while to read. One
+    // decode thread: two spin-waiting threads on a 2-core machine that is busy with anything else
+    // (other tests, a build) stall our stream with nobody else on the server.
     let shape = ServerShape {
         model_args: &[
             "--layers",
@@ -508,7 +537,7 @@ async fn another_clients_prompt_stalls_our_stream_on_the_real_server() {
             "--ctx",
             "8192",
         ],
-        server_args: &["-c", "16384", "-np", "2", "--threads", "2"],
+        server_args: &["-c", "16384", "-np", "2", "--threads", "1"],
     };
     let server = start_real_server(&binary, dir.path(), &state_file, &shape);
     let monitor = ServerMonitor::start(MonitorConfig::new(&state_file))

@@ -216,7 +216,8 @@ struct Answer {
 ///
 /// The checks are the schema's own, because an endpoint that ignores `response_format` (or a
 /// server that refused it) can answer anything: names follow the SKILL.md rule, the lists and the
-/// rationale keep their bounds, scores lie within 0..1 (any value, not only tenths).
+/// rationale keep their bounds, scores lie within 0..1 (any value, not only tenths). Repeats
+/// within the answer are kept once.
 pub fn parse_answer(text: &str, shown: Range<usize>) -> Result<Vec<CandidateProposal>, String> {
     let text = text.trim();
     let answer: Answer = serde_json::from_str(text).map_err(|err| {
@@ -232,7 +233,24 @@ pub fn parse_answer(text: &str, shown: Range<usize>) -> Result<Vec<CandidateProp
     for candidate in &answer.candidates {
         validate(candidate, &shown)?;
     }
-    Ok(answer.candidates)
+    Ok(without_repeats(answer.candidates))
+}
+
+/// A small model repeats itself: a skill it proposes twice in one answer is kept once (the
+/// first), and an index or related name repeated in one candidate is kept once.
+fn without_repeats(candidates: Vec<CandidateProposal>) -> Vec<CandidateProposal> {
+    let mut kept: Vec<CandidateProposal> = Vec::with_capacity(candidates.len());
+    for mut candidate in candidates {
+        if kept.iter().any(|earlier| earlier.skill == candidate.skill) {
+            continue;
+        }
+        let mut seen = std::collections::HashSet::new();
+        candidate.evidence.retain(|index| seen.insert(*index));
+        let mut seen = std::collections::HashSet::new();
+        candidate.related.retain(|name| seen.insert(name.clone()));
+        kept.push(candidate);
+    }
+    kept
 }
 
 fn validate(candidate: &CandidateProposal, shown: &Range<usize>) -> Result<(), String> {
@@ -349,6 +367,23 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_skill_index_or_related_name_is_kept_once() {
+        let answer = r#"{"candidates":[
+            {"skill":"git-bisect","kind":"create","rationale":"first","evidence":[1,0,1],
+             "priority":0.8,"confidence":0.6,"related":["git","git","ci"]},
+            {"skill":"git-bisect","kind":"update","rationale":"again","evidence":[0],
+             "priority":0.1,"confidence":0.1,"related":[]},
+            {"skill":"ci-cache","kind":"create","rationale":"other","evidence":[],
+             "priority":0.5,"confidence":0.5,"related":[]}]}"#;
+        let candidates = parse_answer(answer, 0..2).unwrap();
+        let skills: Vec<&str> = candidates.iter().map(|c| c.skill.as_str()).collect();
+        assert_eq!(skills, ["git-bisect", "ci-cache"]);
+        assert_eq!(candidates[0].rationale, "first");
+        assert_eq!(candidates[0].evidence, vec![1, 0]);
+        assert_eq!(candidates[0].related, vec!["git", "ci"]);
+    }
+
+    #[test]
     fn answers_beyond_the_schemas_bounds_are_errors() {
         let long = GOOD.replace("worked", &"é".repeat(MAX_RATIONALE_CHARS + 1));
         assert!(parse_answer(&long, 0..2)
@@ -446,11 +481,13 @@ mod tests {
         // Evidence is a u32: the widest range of indexes a review can cite.
         let shown = 0..u32::MAX as usize;
         let longest = longest_text(&answer_schema(shown.clone()));
-        // It is a valid answer, and Lull takes it whole.
-        let candidates = parse_answer(&longest, shown).unwrap();
+        // It is a valid answer (of one candidate repeated, which Lull keeps once).
+        assert_eq!(parse_answer(&longest, shown.clone()).unwrap().len(), 1);
+        let answer: Answer = serde_json::from_str(&longest).unwrap();
+        let candidates = answer.candidates;
         assert_eq!(candidates.len(), MAX_CANDIDATES_PER_REVIEW);
+        assert!(candidates.iter().all(|c| validate(c, &shown).is_ok()));
         assert_eq!(candidates[0].skill.len(), 63);
-        assert!(is_skill_name(&candidates[0].skill));
         assert_eq!(candidates[0].rationale.chars().count(), MAX_RATIONALE_CHARS);
         assert_eq!(
             candidates[0].evidence,
