@@ -214,30 +214,30 @@ struct Answer {
 
 /// Parses and validates a review's answer; evidence must cite messages `shown` to the model.
 ///
-/// The checks are the schema's own, because an endpoint that ignores `response_format` (or a
-/// server that refused it) can answer anything: names follow the SKILL.md rule, the lists and the
-/// rationale keep their bounds, scores lie within 0..1 (any value, not only tenths). Repeats
-/// within the answer are kept once.
+/// An endpoint that ignores `response_format` (or a server that refused it) can answer anything,
+/// so the schema's rules are checked again: a skill or related name that breaks the SKILL.md
+/// rule, an unknown kind, a score outside 0..1 or evidence outside `shown` is an error (the
+/// review retries). What only exceeds a size bound is trimmed to it, as constrained decoding
+/// would have: the first [`MAX_CANDIDATES_PER_REVIEW`] candidates, the first indexes and related
+/// names, the rationale's first [`MAX_RATIONALE_CHARS`] characters. A small model repeats
+/// itself: what an answer repeats is kept once.
 pub fn parse_answer(text: &str, shown: Range<usize>) -> Result<Vec<CandidateProposal>, String> {
     let text = text.trim();
     let answer: Answer = serde_json::from_str(text).map_err(|err| {
         let preview: String = text.chars().take(80).collect();
         format!("the model's answer is not the expected JSON ({err}); it began: {preview:?}")
     })?;
-    if answer.candidates.len() > MAX_CANDIDATES_PER_REVIEW {
-        return Err(format!(
-            "the model proposed {} candidates; at most {MAX_CANDIDATES_PER_REVIEW} are accepted",
-            answer.candidates.len()
-        ));
-    }
-    for candidate in &answer.candidates {
+    let mut candidates = without_repeats(answer.candidates);
+    candidates.truncate(MAX_CANDIDATES_PER_REVIEW);
+    for candidate in &mut candidates {
+        trim_to_bounds(candidate);
         validate(candidate, &shown)?;
     }
-    Ok(without_repeats(answer.candidates))
+    Ok(candidates)
 }
 
-/// A small model repeats itself: a skill it proposes twice in one answer is kept once (the
-/// first), and an index or related name repeated in one candidate is kept once.
+/// A skill proposed twice in one answer is kept once (the first), and an index or related name
+/// repeated in one candidate is kept once.
 fn without_repeats(candidates: Vec<CandidateProposal>) -> Vec<CandidateProposal> {
     let mut kept: Vec<CandidateProposal> = Vec::with_capacity(candidates.len());
     for mut candidate in candidates {
@@ -251,6 +251,20 @@ fn without_repeats(candidates: Vec<CandidateProposal>) -> Vec<CandidateProposal>
         kept.push(candidate);
     }
     kept
+}
+
+/// Cuts what exceeds the schema's size bounds; a cut rationale ends with `…`.
+fn trim_to_bounds(candidate: &mut CandidateProposal) {
+    candidate.evidence.truncate(MAX_EVIDENCE_PER_CANDIDATE);
+    candidate.related.truncate(MAX_RELATED_PER_CANDIDATE);
+    if candidate.rationale.chars().count() > MAX_RATIONALE_CHARS {
+        let kept: String = candidate
+            .rationale
+            .chars()
+            .take(MAX_RATIONALE_CHARS - 1)
+            .collect();
+        candidate.rationale = format!("{}…", kept.trim_end());
+    }
 }
 
 fn validate(candidate: &CandidateProposal, shown: &Range<usize>) -> Result<(), String> {
@@ -272,24 +286,6 @@ fn validate(candidate: &CandidateProposal, shown: &Range<usize>) -> Result<(), S
                 "candidate {name}: priority and confidence must be within 0..1, got {score}"
             ));
         }
-    }
-    let rationale_chars = candidate.rationale.chars().count();
-    if rationale_chars > MAX_RATIONALE_CHARS {
-        return Err(format!(
-            "candidate {name}: the rationale has {rationale_chars} characters; at most {MAX_RATIONALE_CHARS} are accepted"
-        ));
-    }
-    if candidate.evidence.len() > MAX_EVIDENCE_PER_CANDIDATE {
-        return Err(format!(
-            "candidate {name}: {} evidence indexes; at most {MAX_EVIDENCE_PER_CANDIDATE} are accepted",
-            candidate.evidence.len()
-        ));
-    }
-    if candidate.related.len() > MAX_RELATED_PER_CANDIDATE {
-        return Err(format!(
-            "candidate {name}: {} related skills; at most {MAX_RELATED_PER_CANDIDATE} are accepted",
-            candidate.related.len()
-        ));
     }
     if let Some(bad) = candidate
         .related
@@ -384,30 +380,47 @@ mod tests {
     }
 
     #[test]
-    fn answers_beyond_the_schemas_bounds_are_errors() {
+    fn answers_beyond_the_schemas_size_bounds_are_trimmed_to_them() {
         let long = GOOD.replace("worked", &"é".repeat(MAX_RATIONALE_CHARS + 1));
-        assert!(parse_answer(&long, 0..2)
-            .unwrap_err()
-            .contains("the rationale has 161 characters"));
+        let rationale = &parse_answer(&long, 0..2).unwrap()[0].rationale;
+        assert_eq!(rationale.chars().count(), MAX_RATIONALE_CHARS);
+        assert!(rationale.ends_with("é…"), "{rationale}");
         let exactly = GOOD.replace("worked", &"é".repeat(MAX_RATIONALE_CHARS));
-        assert!(parse_answer(&exactly, 0..2).is_ok());
-        let cited = GOOD.replace("[0,1]", "[0,1,1,1,1,1,1]");
-        assert!(parse_answer(&cited, 0..2)
-            .unwrap_err()
-            .contains("7 evidence indexes"));
+        assert_eq!(
+            parse_answer(&exactly, 0..2).unwrap()[0].rationale,
+            "é".repeat(MAX_RATIONALE_CHARS)
+        );
+        let cited = GOOD.replace("[0,1]", "[6,5,4,3,2,1,0]");
+        assert_eq!(
+            parse_answer(&cited, 0..7).unwrap()[0].evidence,
+            vec![6, 5, 4, 3, 2, 1]
+        );
         let related = GOOD.replace(r#""related":[]"#, r#""related":["a","b","c","d"]"#);
-        assert!(parse_answer(&related, 0..2)
-            .unwrap_err()
-            .contains("4 related skills"));
+        assert_eq!(
+            parse_answer(&related, 0..2).unwrap()[0].related,
+            vec!["a", "b", "c"]
+        );
+        let one: Value = serde_json::from_str(GOOD).unwrap();
+        let four: Vec<Value> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|skill| {
+                let mut candidate = one["candidates"][0].clone();
+                candidate["skill"] = json!(skill);
+                candidate
+            })
+            .collect();
+        let answer = json!({ "candidates": four }).to_string();
+        let kept: Vec<String> = parse_answer(&answer, 0..2)
+            .unwrap()
+            .into_iter()
+            .map(|candidate| candidate.skill)
+            .collect();
+        assert_eq!(kept, ["a", "b", "c"]);
+        // Rules are not sizes: a bad related name is an error.
         let related = GOOD.replace(r#""related":[]"#, r#""related":["git","../etc"]"#);
         assert!(parse_answer(&related, 0..2)
             .unwrap_err()
             .contains(r#"related skill name "../etc""#));
-        let one: Value = serde_json::from_str(GOOD).unwrap();
-        let four = json!({ "candidates": vec![one["candidates"][0].clone(); 4] }).to_string();
-        assert!(parse_answer(&four, 0..2)
-            .unwrap_err()
-            .contains("proposed 4 candidates"));
     }
 
     /// The longest whitespace llama.cpp's grammar admits in one place:
