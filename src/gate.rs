@@ -595,3 +595,82 @@ fn wait(reason: String, recheck_at: Option<Instant>) -> Verdict {
 fn earliest(deadlines: &[Option<Instant>]) -> Option<Instant> {
     deadlines.iter().flatten().min().copied()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{ManualProbe, ModelReading, ServerMode};
+
+    fn idle_server() -> ServerReading {
+        ServerReading {
+            state: ServerState::Ready,
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            models: vec![ModelReading {
+                id: "m".into(),
+                status: ModelStatus::Loaded,
+                busy_slots: 0,
+            }],
+            idle: true,
+            reason: None,
+            mode: Some(ServerMode::Router),
+            api_key: None,
+        }
+    }
+
+    fn gate() -> Arc<IdleGate> {
+        let timing = GateTiming {
+            settle: Duration::from_secs(15),
+            settle_after_preemption: Duration::from_secs(60),
+            max_age: Duration::from_secs(1800),
+            turn_lease: Duration::from_secs(600),
+        };
+        Arc::new(IdleGate::new(
+            timing,
+            EngineClock::start(),
+            Arc::new(ManualProbe::new(idle_server())),
+        ))
+    }
+
+    /// Issue 11, item 3: work that waited for the permit is assessed after it gets it, so a turn
+    /// that started meanwhile wins.
+    #[tokio::test(start_paused = true)]
+    async fn a_turn_that_starts_while_work_waits_for_the_permit_wins() {
+        let gate = gate();
+        tokio::time::advance(Duration::from_secs(16)).await;
+        let now = gate.clock().now_ms();
+        let Admission::Go { permit, .. } = gate.admit(now, None, Urgency::Deferred).await else {
+            panic!("an idle, settled server admits deferred work");
+        };
+        let waiting = tokio::spawn({
+            let gate = gate.clone();
+            async move { gate.admit(now, None, Urgency::Deferred).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "one permit: the second waits");
+        let _lease = gate.turn_started();
+        drop(permit);
+        match waiting.await.unwrap() {
+            Admission::Wait { reason, .. } => assert!(reason.contains("live turn"), "{reason}"),
+            Admission::Go { .. } => panic!("the turn that started meanwhile must win"),
+        }
+    }
+
+    /// Issue 11, item 1: nothing deferred runs in the first settle window after a start; work
+    /// asked for now does.
+    #[tokio::test(start_paused = true)]
+    async fn the_first_settle_window_starts_with_the_gate() {
+        let gate = gate();
+        let now = gate.clock().now_ms();
+        match gate.assess(now, None, Urgency::Deferred).await {
+            Verdict::Wait { reason, recheck_at } => {
+                assert!(reason.contains("after Lull started"), "{reason}");
+                assert_eq!(recheck_at, Some(Instant::now() + Duration::from_secs(15)));
+            }
+            go => panic!("{go:?}"),
+        }
+        assert!(matches!(
+            gate.assess(now, None, Urgency::Now).await,
+            Verdict::Go { .. }
+        ));
+    }
+}

@@ -360,3 +360,139 @@ async fn route_then_outcome_once_and_clear_errors_otherwise() {
     assert_eq!(status_body["routing"]["skills"], 2, "{status_body}");
     assert_eq!(status_body["routing"]["updates"], 1, "{status_body}");
 }
+
+/// Issue 11, item 13: a review the engine cannot take is refused with the error shape, and
+/// nothing of it reaches the database.
+#[tokio::test]
+async fn an_unusable_review_is_refused_and_nothing_is_stored() {
+    let harness = Harness::new().await;
+    let message = json!({"role": "user", "content": "hi"});
+    for (bad, why) in [
+        (
+            json!({"session_key": "", "messages": [message]}),
+            "empty key",
+        ),
+        (
+            json!({"session_key": "   ", "messages": [message]}),
+            "blank key",
+        ),
+        (
+            json!({"session_key": "k".repeat(100_000), "messages": [message]}),
+            "100,000-character key",
+        ),
+        (
+            json!({"session_key": "k".repeat(257), "messages": [message]}),
+            "a key one over the limit",
+        ),
+        (json!({"session_key": "s1", "messages": []}), "no messages"),
+        (
+            json!({"session_key": "s1", "messages": [message, {"role": "robot", "content": "beep"}]}),
+            "unknown role",
+        ),
+    ] {
+        let (status, body) = harness.call("POST", "/v1/reviews", Some(bad)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{why}: {body}");
+        assert_eq!(error_code(&body), "invalid_request", "{why}");
+        assert!(
+            !body["error"]["message"].as_str().unwrap().is_empty(),
+            "{why}"
+        );
+    }
+    let (status, body) = harness
+        .call(
+            "POST",
+            "/v1/reviews",
+            Some(json!({"session_key": "k".repeat(256), "messages": [message]})),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::ACCEPTED,
+        "the limit itself is fine: {body}"
+    );
+    let (_, listed) = harness.call("GET", "/v1/reviews", None).await;
+    assert_eq!(
+        listed["reviews"].as_array().unwrap().len(),
+        1,
+        "only the good one is stored"
+    );
+}
+
+/// Issue 11, item 12: an unknown status filter is a 400 on both lists, not an empty answer.
+#[tokio::test]
+async fn an_unknown_status_filter_is_400_on_reviews_and_candidates() {
+    let harness = Harness::new().await;
+    for path in ["/v1/reviews?status=bogus", "/v1/candidates?status=bogus"] {
+        let (status, body) = harness.call("GET", path, None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert_eq!(error_code(&body), "invalid_query", "{path}");
+    }
+    let (status, body) = harness
+        .call("GET", "/v1/candidates?status=open", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"candidates": []}));
+}
+
+/// Issue 11, item 4: patches at the same moment (a tray toggle and an agent's PATCH) all land,
+/// and memory and the database agree afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_settings_patches_all_land_in_memory_and_in_the_database() {
+    use lull::settings::SettingsPatch;
+    let harness = Harness::new().await;
+    for round in 0..20 {
+        let paused = round % 2 == 0;
+        let defer_mode = if paused {
+            lull::config::DeferMode::Never
+        } else {
+            lull::config::DeferMode::Auto
+        };
+        let (a, b, c) = (
+            harness.engine.clone(),
+            harness.engine.clone(),
+            harness.engine.clone(),
+        );
+        let (first, second, third) = tokio::join!(
+            tokio::spawn(async move {
+                a.update_settings(SettingsPatch {
+                    paused: Some(paused),
+                    ..Default::default()
+                })
+                .await
+            }),
+            tokio::spawn(async move {
+                b.update_settings(SettingsPatch {
+                    defer_mode: Some(defer_mode),
+                    ..Default::default()
+                })
+                .await
+            }),
+            tokio::spawn(async move {
+                c.update_settings(SettingsPatch {
+                    notify_server_changes: Some(paused),
+                    ..Default::default()
+                })
+                .await
+            }),
+        );
+        for result in [first, second, third] {
+            result.unwrap().unwrap();
+        }
+        let settings = harness.engine.settings();
+        assert_eq!(
+            (
+                settings.paused,
+                settings.defer_mode,
+                settings.notify_server_changes
+            ),
+            (paused, defer_mode, paused),
+            "round {round}: a change was lost in memory"
+        );
+    }
+    let in_memory = harness.engine.settings();
+    harness.engine.shutdown().await;
+    let reopened = Engine::open(config_in(harness._dir.path()), harness.paths.clone())
+        .await
+        .unwrap();
+    assert_eq!(reopened.settings(), in_memory, "memory and database agree");
+}

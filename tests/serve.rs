@@ -191,3 +191,64 @@ fn cli_lists_and_drops_reviews() {
     assert_eq!(reviews["reviews"][0]["last_error"], "dropped by request");
     terminate(daemon);
 }
+
+/// Issue 11, item 2: a second engine on a data folder a live one serves refuses before it
+/// touches the database, whatever its `api.listen`; once the first is gone (even killed, with
+/// its `api.json` left behind), the folder is free again.
+#[test]
+fn a_second_engine_on_the_same_data_folder_refuses_and_a_killed_ones_leftovers_do_not_block() {
+    let (_dir, data) = data_dir();
+    let mut first = start(&data, Duration::from_secs(5));
+    let first_pid = first.child.id();
+    let starts_before = engine_starts(&data);
+
+    let mut second = lull(&data)
+        .arg("serve")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = second.try_wait().unwrap() {
+            break exit;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = second.kill();
+            panic!("the second engine kept running beside the first");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!exit.success());
+    assert!(
+        stderr.contains("another Lull engine") && stderr.contains(&first_pid.to_string()),
+        "{stderr}"
+    );
+    assert_eq!(
+        engine_starts(&data),
+        starts_before,
+        "the refused engine did not touch the database"
+    );
+    let (status, _) = get(&format!("{}/v1/health", first.base_url), None).unwrap();
+    assert_eq!(status, 200, "the first engine still serves");
+
+    // A crash leaves api.json naming a dead process; the OS released the lock with it.
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    assert!(data.join("api.json").exists());
+    let third = start(&data, Duration::from_secs(5));
+    terminate(third);
+}
+
+/// How many times an engine started on `data` (one row each in `engine_starts`).
+fn engine_starts(data: &Path) -> i64 {
+    let connection = rusqlite::Connection::open_with_flags(
+        data.join("lull.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    connection
+        .query_row("SELECT COUNT(*) FROM engine_starts", [], |row| row.get(0))
+        .unwrap()
+}
