@@ -227,7 +227,7 @@ impl Bandit {
                 combine(&[(0.6, &skills[cluster]), (0.8, &own_directions[cluster])])
             } else {
                 let misleading_index = cluster - HONEST_CLUSTERS;
-                let decoy = if misleading_index % 2 == 0 {
+                let decoy = if misleading_index.is_multiple_of(2) {
                     misleading_index / 2 // the right skill of an honest cluster
                 } else {
                     cluster_count + misleading_index / 2 // a distractor

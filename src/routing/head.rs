@@ -500,7 +500,10 @@ impl RoutingHead {
         }
 
         self.update_count += 1;
-        if self.update_count % SKILL_BLOCK_REFRESH_INTERVAL == 0 {
+        if self
+            .update_count
+            .is_multiple_of(SKILL_BLOCK_REFRESH_INTERVAL)
+        {
             self.skills.recompute_blocks(&self.weights.skill);
         } else {
             // W_skill gained hidden_step ⊗ chosen, so each block gains hidden_step · (chosen · embedding).

@@ -343,7 +343,7 @@ pub fn floats_to_blob(values: &[f32]) -> Vec<u8> {
 
 /// The inverse of [`floats_to_blob`]; `None` if the length is not a multiple of four.
 pub fn blob_to_floats(bytes: &[u8]) -> Option<Vec<f32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     Some(

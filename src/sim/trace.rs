@@ -399,14 +399,14 @@ pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
                 turns += 1;
                 now += duration;
                 last_turn_end = now;
-                if turns % day::REVIEW_EVERY_TURNS == 0 {
+                if turns.is_multiple_of(day::REVIEW_EVERY_TURNS) {
                     events.push(review(now, &session, turns));
                 }
                 now += log_uniform(&mut rng, day::THINK_S);
             }
             now += log_uniform(&mut rng, day::BURST_GAP_S);
         }
-        if turns > 0 && turns % day::REVIEW_EVERY_TURNS != 0 {
+        if turns > 0 && !turns.is_multiple_of(day::REVIEW_EVERY_TURNS) {
             events.push(review(last_turn_end, &session, turns));
         }
         if turns > 0 && session_index % day::RESTART_EVERY_SESSIONS == 1 {
