@@ -66,6 +66,13 @@ async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> Dur
     started.elapsed()
 }
 
+/// Waits until the stand-in's streams on `model` have sent `tokens` more content tokens than
+/// when called: the stream went on for that many steps of its pace, however busy the machine.
+async fn wait_for_tokens(server: &StandIn, model: &str, tokens: u64, limit: Duration) {
+    let target = server.tokens_streamed(model) + tokens;
+    wait_until(limit, || server.tokens_streamed(model) >= target).await;
+}
+
 async fn next_event(
     events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
     limit: Duration,
@@ -118,7 +125,8 @@ async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_la
     let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
 
     wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 1).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The review is past its prompt and decoding when the turn starts.
+    wait_for_tokens(&server, "tiny", 5, Duration::from_secs(10)).await;
     // Taken before the turn starts: the engine's tasks may drop the stream before this thread
     // runs again.
     let preempted_at = Instant::now();
@@ -179,10 +187,15 @@ async fn another_client_slows_our_stream_and_one_slots_read_confirms_the_preempt
     wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 1).await;
     assert_eq!(server.chat_requests()[0]["return_progress"], true);
 
-    // A stream that keeps its pace costs no request.
+    // A stream that keeps its pace costs no request: 40 tokens (at least 800 ms at its pace)
+    // go by without a `/slots` read.
     let slots_while_running = server.requests(Endpoint::Slots);
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    wait_for_tokens(&server, "tiny", 40, Duration::from_secs(10)).await;
     assert_eq!(server.requests(Endpoint::Slots), slots_while_running);
+    assert!(
+        server.stream_drops().is_empty(),
+        "the stream kept running meanwhile"
+    );
 
     // An editor plugin starts a request on the other slot: our tokens slow to one per 2 s.
     let started = Instant::now();

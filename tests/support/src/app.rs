@@ -691,6 +691,9 @@ fn streamed_completion(
                 StreamStep::Token(index) => {
                     stream_step(&shared, &lease, |inner| inner.token_pace).await?;
                     lease.tokens_sent = index + 1;
+                    if let Some(state) = shared.lock().model_mut(&lease.model) {
+                        state.tokens_streamed += 1;
+                    }
                     let next = if index + 1 < completion.tokens.len() {
                         StreamStep::Token(index + 1)
                     } else {

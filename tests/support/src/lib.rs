@@ -8,7 +8,8 @@
 //!   [`StandIn::base_url`] (ending in `/v1`, as the supervisor's state file has it), drive it with
 //!   the setters ([`StandIn::set_ready`], [`StandIn::set_busy`], [`StandIn::set_model_status`],
 //!   [`StandIn::push_reply`], [`StandIn::inject_fault`], …) and read its counters
-//!   ([`StandIn::requests`], [`StandIn::loads`], [`StandIn::stream_drops`], …). It stops when
+//!   ([`StandIn::requests`], [`StandIn::loads`], [`StandIn::stream_drops`],
+//!   [`StandIn::tokens_streamed`], …). It stops when
 //!   dropped.
 //! - [`StandInConfig`] says what to serve: [`Mode::Single`] (one model, `GET /v1/models`) or
 //!   [`Mode::Router`] (many models with a [`ModelStatus`] each, `GET /models`), the API key, the
@@ -419,6 +420,8 @@ pub(crate) struct ModelState {
     pub(crate) status: ModelStatus,
     pub(crate) slots: Vec<SlotState>,
     pub(crate) replies: VecDeque<String>,
+    /// Content tokens its streamed completions have sent (see [`StandIn::tokens_streamed`]).
+    pub(crate) tokens_streamed: u64,
 }
 
 pub(crate) struct Inner {
@@ -504,6 +507,7 @@ impl StandIn {
                     })
                     .collect(),
                 replies: VecDeque::new(),
+                tokens_streamed: 0,
             })
             .collect();
         let (shutdown, shutdown_rx) = watch::channel(false);
@@ -713,15 +717,30 @@ impl StandIn {
         self.shared.lock().drops.clone()
     }
 
+    /// Content tokens (one chunk each, at the token pace) the streamed completions on `model`
+    /// have sent since start or the last reset, finished or dropped streams included; 0 for an
+    /// unknown model. A test waits on it for "the stream went on for N tokens" instead of
+    /// sleeping on the wall clock.
+    pub fn tokens_streamed(&self, model: &str) -> u64 {
+        self.shared
+            .lock()
+            .model(model)
+            .map_or(0, |state| state.tokens_streamed)
+    }
+
     /// Bodies of the chat completion requests received, oldest first.
     pub fn chat_requests(&self) -> Vec<serde_json::Value> {
         self.shared.lock().chat_bodies.clone()
     }
 
-    /// Zeroes the request counters and clears the request, load, drop and chat logs.
+    /// Zeroes the request and streamed-token counters and clears the request, load, drop and
+    /// chat logs.
     pub fn reset_counters(&self) {
         let mut inner = self.shared.lock();
         inner.counts.clear();
+        for model in &mut inner.models {
+            model.tokens_streamed = 0;
+        }
         inner.requests.clear();
         inner.loads.clear();
         inner.drops.clear();

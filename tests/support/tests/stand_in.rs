@@ -802,6 +802,44 @@ async fn counters_count_per_endpoint_and_reset() {
     assert!(server.request_log().is_empty());
 }
 
+#[tokio::test]
+async fn tokens_streamed_counts_each_content_chunk_sent_per_model_and_resets() {
+    let server = StandIn::start(StandInConfig::single("m").with_pace(Duration::from_millis(5)))
+        .await
+        .unwrap();
+    assert_eq!(server.tokens_streamed("m"), 0);
+    server.push_reply("m", "one two three four");
+    let mut response = start_stream(&server, &chat_body("m", true)).await;
+    read_events(&mut response, usize::MAX).await;
+    assert_eq!(server.tokens_streamed("m"), 4, "one per content chunk");
+
+    server.push_reply("m", "five six");
+    complete(&server, &chat_body("m", false)).await;
+    assert_eq!(
+        server.tokens_streamed("m"),
+        4,
+        "a non-streamed answer is no stream"
+    );
+
+    // A stream cut short counts what it sent, as its drop record does.
+    server.push_reply("m", "word ".repeat(200));
+    let mut response = start_stream(&server, &chat_body("m", true)).await;
+    let mut events = Events::new(&mut response);
+    for _ in 0..3 {
+        events.token_gap().await;
+    }
+    assert!(
+        server.tokens_streamed("m") >= 4 + 3,
+        "counted as they are sent"
+    );
+    let drops = drop_and_see_the_slot_freed(&server, response).await;
+    assert_eq!(server.tokens_streamed("m"), 4 + drops[0].tokens_sent as u64);
+
+    assert_eq!(server.tokens_streamed("other"), 0, "counted per model");
+    server.reset_counters();
+    assert_eq!(server.tokens_streamed("m"), 0);
+}
+
 // ---- embeddings ----
 
 #[tokio::test]
