@@ -400,8 +400,8 @@ async fn a_corrupt_saved_head_starts_a_fresh_one_with_the_reason() {
         .store
         .call(|c| {
             c.execute(
-                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
-                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 7, 0, 0)",
+                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at)
+                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 7, 0, 0, 0)",
                 [],
             )?;
             Ok(())
@@ -433,8 +433,8 @@ async fn a_fresh_head_replaces_an_unusable_one_saved_with_a_count_above_persist_
         .store
         .call(|c| {
             c.execute(
-                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
-                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 1000, 5, 5)",
+                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at)
+                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 1000, 5, 5, 5)",
                 [],
             )?;
             Ok(())

@@ -61,7 +61,7 @@ pub(crate) enum LoggedRoute {
 pub(crate) struct StoredHead {
     pub snapshot: Vec<u8>,
     pub embedder: String,
-    /// The row's `created_at`: the head's identity (see [`HeadClaim`]).
+    /// The row's `head_id`: the head's identity (see [`HeadClaim`]).
     pub id: i64,
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn load_head(
 ) -> Result<Option<StoredHead>, StoreError> {
     Ok(connection
         .query_row(
-            "SELECT snapshot, embedder, created_at FROM routing_heads WHERE dim = ?1",
+            "SELECT snapshot, embedder, head_id FROM routing_heads WHERE dim = ?1",
             params![dim as i64],
             |row| {
                 Ok(StoredHead {
@@ -87,7 +87,7 @@ pub(crate) fn load_head(
 
 /// Which stored head a live head may overwrite.
 ///
-/// A head's identity is the `created_at` of its row: the instant it was first saved (or, for a
+/// A head's identity is the `head_id` of its row: the instant it was first saved (or, for a
 /// fresh head, chosen when it was started), kept by every later save of the same head. A head
 /// loaded from a row has that row's identity. A fresh head may overwrite only the row it
 /// replaces (an unusable saved head), or insert one where there is none; once it saved, only
@@ -147,16 +147,18 @@ pub(crate) fn save_head(
 ) -> Result<HeadSave, StoreError> {
     let mut claim = claim.lock().unwrap_or_else(PoisonError::into_inner);
     let changed = connection.execute(
-        "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
          ON CONFLICT (dim) DO UPDATE SET
              embedder = excluded.embedder,
              snapshot = excluded.snapshot,
              update_count = excluded.update_count,
-             created_at = excluded.created_at,
+             head_id = excluded.head_id,
+             created_at = CASE WHEN routing_heads.head_id = excluded.head_id
+                               THEN routing_heads.created_at ELSE excluded.created_at END,
              updated_at = excluded.updated_at
-         WHERE routing_heads.created_at = ?7
-           AND (routing_heads.created_at <> excluded.created_at
+         WHERE routing_heads.head_id = ?7
+           AND (routing_heads.head_id <> excluded.head_id
                 OR routing_heads.update_count <= excluded.update_count)",
         params![
             dim as i64,
@@ -173,7 +175,7 @@ pub(crate) fn save_head(
         return Ok(HeadSave::Saved);
     }
     let (stored_id, stored_embedder, stored_updates): (i64, String, i64) = connection.query_row(
-        "SELECT created_at, embedder, update_count FROM routing_heads WHERE dim = ?1",
+        "SELECT head_id, embedder, update_count FROM routing_heads WHERE dim = ?1",
         params![dim as i64],
         |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
     )?;

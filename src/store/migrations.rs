@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0003_routing.sql"),
     include_str!("../../migrations/0004_review_progress.sql"),
     include_str!("../../migrations/0005_review_retries.sql"),
+    include_str!("../../migrations/0006_routing_head_identity.sql"),
 ];
 
 /// The schema version this build writes.
