@@ -46,7 +46,7 @@ test-python:
 	python3 -m unittest discover -s integrations/python
 
 test-desktop: ui
-	$(CARGO) build -p lull-desktop
+	$(CARGO) build -p lull-desktop -p lull
 	src-tauri/scripts/smoke.sh
 
 ## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.

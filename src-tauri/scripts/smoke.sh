@@ -113,5 +113,21 @@ click_menu "Quit" || true
 check "… and still quits" wait_until "$WAIT_CHANGE_S" app_gone
 APP_PID=""
 
+# A headless engine already serves the data folder: the app's engine refuses it (one engine per
+# data folder, the same OS lock as `lull serve`), and the headless one keeps serving.
+"$HERE/../../target/debug/lull" serve >>"$WORK/serve.log" 2>&1 &
+SERVE_PID=$!
+EXTRA_PIDS+=("$SERVE_PID")
+wait_until "$WAIT_WINDOW_S" api_ready
+start_app --hidden
+check "with lull serve on the same data folder the app's engine refuses it" \
+    wait_until "$WAIT_CHANGE_S" menu_has "Learning engine not running: see why…"
+check "… saying another engine serves it" grep -q "another Lull engine (pid $SERVE_PID)" "$WORK/app.log"
+serve_still_serves() { kill -0 "$SERVE_PID" && api_ready && grep -q "\"pid\": $SERVE_PID" "$DATA_DIR/api.json"; }
+check "… and lull serve still serves it" serve_still_serves
+click_menu "Quit" || true
+check "… and the app still quits" wait_until "$WAIT_CHANGE_S" app_gone
+APP_PID=""
+
 echo "smoke: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ] || { echo "--- app log ---"; tail -40 "$WORK/app.log"; exit 1; }
