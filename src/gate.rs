@@ -85,22 +85,30 @@ impl From<&SchedulerConfig> for GateTiming {
 /// The gate's answer for one piece of work.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    /// Run now on `model`.
-    Go {
-        /// The model to run on.
-        model: String,
-        /// True when the work runs only because it waited past `max_age`.
-        aged: bool,
-        /// The reading the decision was made on.
-        reading: ServerReading,
-    },
+    /// Run now.
+    Go(Go),
     /// Not yet.
-    Wait {
-        /// Why, in words for the Overview.
-        reason: String,
-        /// Ask again by then at the latest; `None` means only when something changes.
-        recheck_at: Option<Instant>,
-    },
+    Wait(Wait),
+}
+
+/// Where and why work may run now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Go {
+    /// The model to run on.
+    pub model: String,
+    /// True when the work runs only because it waited past `max_age`.
+    pub aged: bool,
+    /// The reading the decision was made on.
+    pub reading: ServerReading,
+}
+
+/// Why work may not run yet, and when to ask again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wait {
+    /// Why, in words for the Overview.
+    pub reason: String,
+    /// Ask again by then at the latest; `None` means only when something changes.
+    pub recheck_at: Option<Instant>,
 }
 
 /// How long a piece of work is willing to wait for the managed server.
@@ -115,24 +123,10 @@ pub enum Urgency {
 
 /// What [`IdleGate::admit`] decided.
 pub enum Admission {
-    /// Run now, holding the permit.
-    Go {
-        /// Held while the work runs.
-        permit: Permit,
-        /// The model to run on.
-        model: String,
-        /// True when the work runs only because it waited past `max_age`.
-        aged: bool,
-        /// The reading the decision was made on.
-        reading: ServerReading,
-    },
+    /// Run now, holding the permit (the work yields it by dropping it).
+    Go(Permit, Go),
     /// Not yet; the permit is released.
-    Wait {
-        /// Why, in words for the Overview.
-        reason: String,
-        /// Ask again by then at the latest; `None` means only when something changes.
-        recheck_at: Option<Instant>,
-    },
+    Wait(Wait),
 }
 
 /// Why running work must stop.
@@ -369,23 +363,17 @@ impl IdleGate {
         let turn_starts = self.turn_starts.subscribe();
         let run_now_requests = self.run_now_requests.subscribe();
         match self.assess(enqueued_at_ms, model, urgency).await {
-            Verdict::Wait { reason, recheck_at } => Admission::Wait { reason, recheck_at },
-            Verdict::Go {
-                model,
-                aged,
-                reading,
-            } => Admission::Go {
-                permit: Permit {
+            Verdict::Wait(wait) => Admission::Wait(wait),
+            Verdict::Go(go) => {
+                let permit = Permit {
                     gate: self.clone(),
-                    model: model.clone(),
+                    model: go.model.clone(),
                     _slot: slot,
                     turn_starts,
                     run_now_requests,
-                },
-                model,
-                aged,
-                reading,
-            },
+                };
+                Admission::Go(permit, go)
+            }
         }
     }
 
@@ -483,11 +471,11 @@ impl IdleGate {
             );
         };
         if aged {
-            return Verdict::Go {
+            return Verdict::Go(Go {
                 model: chosen.id,
                 aged: true,
                 reading,
-            };
+            });
         }
         if chosen.status != ModelStatus::Loaded {
             return wait(
@@ -500,11 +488,11 @@ impl IdleGate {
             );
         }
         if urgency == Urgency::Now {
-            return Verdict::Go {
+            return Verdict::Go(Go {
                 model: chosen.id,
                 aged: false,
                 reading,
-            };
+            });
         }
         if !reading.idle {
             // A busy slot is a live turn of another client (DESIGN §2.1): the settle window
@@ -519,11 +507,11 @@ impl IdleGate {
                 earliest(&[age_deadline, Some(settled)]),
             );
         }
-        Verdict::Go {
+        Verdict::Go(Go {
             model: chosen.id,
             aged: false,
             reading,
-        }
+        })
     }
 }
 
@@ -589,7 +577,7 @@ fn foreign_busy_slots(reading: &ServerReading, model: &str) -> usize {
 }
 
 fn wait(reason: String, recheck_at: Option<Instant>) -> Verdict {
-    Verdict::Wait { reason, recheck_at }
+    Verdict::Wait(Wait { reason, recheck_at })
 }
 
 fn earliest(deadlines: &[Option<Instant>]) -> Option<Instant> {
@@ -638,7 +626,7 @@ mod tests {
         let gate = gate();
         tokio::time::advance(Duration::from_secs(16)).await;
         let now = gate.clock().now_ms();
-        let Admission::Go { permit, .. } = gate.admit(now, None, Urgency::Deferred).await else {
+        let Admission::Go(permit, _) = gate.admit(now, None, Urgency::Deferred).await else {
             panic!("an idle, settled server admits deferred work");
         };
         let waiting = tokio::spawn({
@@ -650,8 +638,8 @@ mod tests {
         let _lease = gate.turn_started();
         drop(permit);
         match waiting.await.unwrap() {
-            Admission::Wait { reason, .. } => assert!(reason.contains("live turn"), "{reason}"),
-            Admission::Go { .. } => panic!("the turn that started meanwhile must win"),
+            Admission::Wait(wait) => assert!(wait.reason.contains("live turn"), "{wait:?}"),
+            Admission::Go(..) => panic!("the turn that started meanwhile must win"),
         }
     }
 
@@ -662,15 +650,18 @@ mod tests {
         let gate = gate();
         let now = gate.clock().now_ms();
         match gate.assess(now, None, Urgency::Deferred).await {
-            Verdict::Wait { reason, recheck_at } => {
-                assert!(reason.contains("after Lull started"), "{reason}");
-                assert_eq!(recheck_at, Some(Instant::now() + Duration::from_secs(15)));
+            Verdict::Wait(wait) => {
+                assert!(wait.reason.contains("after Lull started"), "{wait:?}");
+                assert_eq!(
+                    wait.recheck_at,
+                    Some(Instant::now() + Duration::from_secs(15))
+                );
             }
             go => panic!("{go:?}"),
         }
         assert!(matches!(
             gate.assess(now, None, Urgency::Now).await,
-            Verdict::Go { .. }
+            Verdict::Go(_)
         ));
     }
 }

@@ -316,6 +316,16 @@ fn completed(event: &EngineEvent) -> bool {
     matches!(event, EngineEvent::ReviewCompleted { .. })
 }
 
+fn failed_for_good(event: &EngineEvent) -> bool {
+    matches!(
+        event,
+        EngineEvent::ReviewFailed {
+            will_retry: false,
+            ..
+        }
+    )
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_review_waits_while_a_turn_is_live_and_runs_after_the_settle_window() {
     let mut sim = sim().await;
@@ -780,17 +790,7 @@ async fn broken_model_output_is_retried_then_failed_and_the_next_review_still_ru
         sim.llm.script(broken);
     }
     let (bad, _) = sim.submit(submission("s1", "hello")).await;
-    let event = sim
-        .event(Duration::from_secs(60), |e| {
-            matches!(
-                e,
-                EngineEvent::ReviewFailed {
-                    will_retry: false,
-                    ..
-                }
-            )
-        })
-        .await;
+    let event = sim.event(Duration::from_secs(60), failed_for_good).await;
     assert!(
         matches!(event, EngineEvent::ReviewFailed { ref error, .. } if error.contains("expected JSON"))
     );
@@ -1040,17 +1040,7 @@ async fn an_endpoint_error_is_retried_after_a_growing_backoff_then_failed() {
         sim.llm.script_error("the server crashed");
     }
     let (id, _) = sim.submit(focused("s1")).await;
-    let event = sim
-        .event(Duration::from_secs(120), |e| {
-            matches!(
-                e,
-                EngineEvent::ReviewFailed {
-                    will_retry: false,
-                    ..
-                }
-            )
-        })
-        .await;
+    let event = sim.event(Duration::from_secs(120), failed_for_good).await;
     assert!(
         matches!(event, EngineEvent::ReviewFailed { ref error, .. } if error.contains("500")),
         "{event:?}"

@@ -393,21 +393,27 @@ async fn the_head_is_saved_every_persist_interval_and_reloaded_with_its_stats() 
     assert_eq!(saved_updates(&status(&service).await, 384), Some(23));
 }
 
-#[tokio::test]
-async fn a_corrupt_saved_head_starts_a_fresh_one_with_the_reason() {
-    let harness = Harness::new();
+/// Saves a 384-dimensional head whose bytes do not decode (a truncated snapshot), claiming
+/// `update_count` updates.
+async fn store_unusable_head(harness: &Harness, update_count: i64) {
     harness
         .store
-        .call(|c| {
+        .call(move |c| {
             c.execute(
                 "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at)
-                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 7, 0, 0, 0)",
-                [],
+                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', ?1, 5, 5, 5)",
+                [update_count],
             )?;
             Ok(())
         })
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_corrupt_saved_head_starts_a_fresh_one_with_the_reason() {
+    let harness = Harness::new();
+    store_unusable_head(&harness, 7).await;
     let service = harness.start_offline().await;
     let status = status(&service).await;
     assert_eq!(status.updates, 0);
@@ -429,18 +435,7 @@ async fn a_corrupt_saved_head_starts_a_fresh_one_with_the_reason() {
 #[tokio::test]
 async fn a_fresh_head_replaces_an_unusable_one_saved_with_a_count_above_persist_interval() {
     let harness = Harness::new();
-    harness
-        .store
-        .call(|c| {
-            c.execute(
-                "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at)
-                 VALUES (384, 'hashed-ngrams-v1', x'4c554c4c48454144deadbeef', 1000, 5, 5, 5)",
-                [],
-            )?;
-            Ok(())
-        })
-        .await
-        .unwrap();
+    store_unusable_head(&harness, 1000).await;
     let service = harness.start_offline().await;
     assert!(status(&service)
         .await

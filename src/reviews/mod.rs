@@ -297,22 +297,21 @@ impl ReviewWorker {
             .admit(review.enqueued_at, model.as_deref(), urgency)
             .await
         {
-            Admission::Wait { reason, recheck_at } => {
-                self.set_activity(ActivityState::Waiting, Some(reason));
-                Ok(Step::Wait(earliest(recheck_at, retry_at)))
+            Admission::Wait(wait) => {
+                self.set_activity(ActivityState::Waiting, Some(wait.reason));
+                Ok(Step::Wait(earliest(wait.recheck_at, retry_at)))
             }
-            Admission::Go {
-                permit,
-                model,
-                aged,
-                reading,
-            } => {
+            Admission::Go(permit, go) => {
                 let endpoint = ChatEndpoint {
-                    base_url: reading.base_url.clone().unwrap_or_default(),
-                    api_key: reading.api_key.as_ref().map(|key| key.expose().to_string()),
-                    model,
+                    base_url: go.reading.base_url.clone().unwrap_or_default(),
+                    api_key: go
+                        .reading
+                        .api_key
+                        .as_ref()
+                        .map(|key| key.expose().to_string()),
+                    model: go.model,
                 };
-                let yields = !aged && urgency == Urgency::Deferred;
+                let yields = !go.aged && urgency == Urgency::Deferred;
                 self.run_managed(&review.id, endpoint, permit, yields).await;
                 Ok(Step::Again)
             }
