@@ -637,3 +637,129 @@ async fn a_sleeping_model_is_read_as_sleeping_and_stays_asleep_on_the_real_serve
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// A prompt of about `words` words that no other request of the run shares (so nothing of it
+/// is in the server's prompt cache).
+fn unique_prompt(seed: u64, words: usize) -> Vec<ChatMessage> {
+    const VOCABULARY: [&str; 16] = [
+        "build", "deploy", "cache", "commit", "branch", "merge", "test", "lint", "crate", "server",
+        "model", "token", "review", "skill", "bisect", "release",
+    ];
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let text: Vec<&str> = (0..words)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            VOCABULARY[(state >> 60) as usize]
+        })
+        .collect();
+    vec![
+        ChatMessage {
+            role: "system".into(),
+            content: format!("Summarise this build log ({seed})."),
+        },
+        ChatMessage {
+            role: "user".into(),
+            content: text.join(" "),
+        },
+    ]
+}
+
+/// Starts a request for `messages`, drops it `after` into the server's reading of its prompt,
+/// and returns how long the server stayed busy after the drop (no slot processing any more).
+async fn busy_after_a_drop(
+    server: &RealServer,
+    messages: Vec<ChatMessage>,
+    pace: Option<StreamPace>,
+    after: Duration,
+) -> Duration {
+    let endpoint = server.endpoint("smollm2");
+    let request = ChatRequest {
+        messages,
+        json_schema: None,
+        max_tokens: 16,
+    };
+    let work = tokio::spawn(async move {
+        HttpLlmClient::default()
+            .chat(&endpoint, request, pace.as_ref())
+            .await
+    });
+    tokio::time::sleep(after).await;
+    assert!(!work.is_finished(), "the prompt was read before the drop");
+    work.abort();
+    let dropped = Instant::now();
+    let slots_url = format!("{}/slots", server.base_url.trim_end_matches("/v1"));
+    loop {
+        let slots: serde_json::Value = reqwest::Client::new()
+            .get(&slots_url)
+            .bearer_auth(API_KEY)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let busy = slots
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|slot| slot["is_processing"] == true);
+        if !busy {
+            return dropped.elapsed();
+        }
+        assert!(
+            dropped.elapsed() < Duration::from_secs(300),
+            "the server never freed its slot"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Issue 16: llama-server reads a dropped request's prompt to its end, so a person's prompt
+/// waits behind it; work that yields (it has a pace) has the prompt read in steps of
+/// `PREFILL_STEP_TOKENS`, and a drop then costs the server about one step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_read_in_steps_frees_the_server_soon_after_a_drop() {
+    let (Some(binary), Some(model)) = (server_binary(), real_model()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_server(
+        &binary,
+        &model,
+        &dir.path().join("server.json"),
+        &["-c", "8192", "-np", "2", "--threads", "1"],
+    );
+    wait_until_healthy(&server).await;
+    let after = Duration::from_millis(1500);
+    let whole = busy_after_a_drop(&server, unique_prompt(1, 2000), None, after).await;
+    let stepped = busy_after_a_drop(
+        &server,
+        unique_prompt(2, 2000),
+        Some(StreamPace::new()),
+        after,
+    )
+    .await;
+    eprintln!("busy after a drop: prompt read whole {whole:?}, in steps {stepped:?}");
+    assert!(
+        stepped * 3 < whole,
+        "read in steps, the server must free far sooner: {stepped:?} vs {whole:?} whole"
+    );
+}
+
+/// Waits until the server answers `/health` with 200 (its model loaded).
+async fn wait_until_healthy(server: &RealServer) {
+    let health = format!("{}/health", server.base_url.trim_end_matches("/v1"));
+    let started = Instant::now();
+    while !reqwest::get(&health)
+        .await
+        .is_ok_and(|response| response.status().is_success())
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the server never became healthy"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -5,9 +5,11 @@
 //! The scheduler relies on exactly that for preemption. [`LlmClient`] is a seam: production uses
 //! [`HttpLlmClient`], the simulator a modelled server. A caller that must notice another client
 //! on the server passes a [`StreamPace`], which the client advances with every step of the
-//! stream (see [`pace`]).
+//! stream (see [`pace`]); such work also has llama-server read its prompt in steps, because the
+//! server finishes reading a prompt even after its client went (see `prefill.rs`).
 
 pub mod pace;
+mod prefill;
 
 use std::time::Duration;
 
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use pace::{Phase, StreamPace};
+pub use prefill::PREFILL_STEP_TOKENS;
 
 /// Time allowed to connect and receive response headers.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -94,8 +97,9 @@ pub enum LlmError {
 /// Sends chat requests; implemented over HTTP here and by the simulator's modelled server.
 pub trait LlmClient: Send + Sync {
     /// Streams `request` to `endpoint` and returns the whole answer. Dropping the future cancels.
-    /// With a `pace`, every step of the stream advances it (and the request asks llama-server
-    /// for its prompt progress, so the prompt phase has steps too).
+    /// With a `pace` (work that yields to the person on the managed llama-server), the server
+    /// first reads the prompt in steps of [`PREFILL_STEP_TOKENS`], so a drop costs it one step,
+    /// and every step of the prompt and the stream advances the pace.
     fn chat<'a>(
         &'a self,
         endpoint: &'a ChatEndpoint,
@@ -138,6 +142,9 @@ impl HttpLlmClient {
         request: ChatRequest,
         pace: Option<&StreamPace>,
     ) -> Result<ChatReply, LlmError> {
+        if let Some(pace) = pace {
+            prefill::read_prompt_in_steps(self, endpoint, &request.messages, pace).await?;
+        }
         let url = format!(
             "{}/chat/completions",
             endpoint.base_url.trim_end_matches('/')
@@ -245,6 +252,30 @@ impl HttpLlmClient {
 }
 
 impl HttpLlmClient {
+    /// Posts `body` and returns the whole JSON answer (a short, unstreamed request).
+    async fn post_json(
+        &self,
+        url: &str,
+        endpoint: &ChatEndpoint,
+        body: &Value,
+    ) -> Result<Value, LlmError> {
+        let response = self.send(url, endpoint, body).await?;
+        let bytes = tokio::time::timeout(CHUNK_TIMEOUT, response.bytes())
+            .await
+            .map_err(|_| LlmError::Stalled {
+                url: url.to_string(),
+                seconds: CHUNK_TIMEOUT.as_secs(),
+            })?
+            .map_err(|err| LlmError::Unreachable {
+                url: url.to_string(),
+                message: err.to_string(),
+            })?;
+        serde_json::from_slice(&bytes).map_err(|err| LlmError::Protocol {
+            url: url.to_string(),
+            message: format!("the answer is not JSON: {err}"),
+        })
+    }
+
     /// Posts `body` and returns the response once its headers arrived with a success status.
     async fn send(
         &self,
