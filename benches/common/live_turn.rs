@@ -1,0 +1,540 @@
+//! The person's own latency with learning beside them, on the real llama-server with a real
+//! model (issue 16, DESIGN §7). Shared by `benches/live_turn.rs` (a seeded day, `make bench`)
+//! and `tests/live_turn.rs` (a short day, `make test`).
+//!
+//! One seeded [`Day`] of a person's chat turns (think time, then a streamed answer) and of
+//! reviews arriving between them is played in each [`Mode`] on a fresh server: `none` (no
+//! learning), `immediate` (each review sent at once to the same server, as an agent without Lull
+//! does), `lull-reported` (the person's agent reports its turns) and `lull-unreported` (the
+//! person's requests come from a client that tells Lull nothing). Every prompt is unique, so no
+//! mode profits from the server's prompt cache across turns.
+
+#![allow(dead_code)] // the test uses part of this
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use lull::engine::ReviewSubmission;
+use lull::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
+use lull::reviews::prompt::{self, Window};
+use lull::reviews::ReviewStatus;
+use lull::{Config, Engine, Paths};
+
+/// The model's id on the server (single-model mode answers any).
+const MODEL: &str = "smollm2";
+/// Words the generated prompts and transcripts are made of.
+const VOCABULARY: [&str; 24] = [
+    "the", "build", "fails", "after", "we", "deploy", "cache", "commit", "branch", "merge", "test",
+    "lint", "crate", "server", "model", "token", "review", "skill", "bisect", "release", "lock",
+    "file", "pipeline", "green",
+];
+
+/// What a day holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct DayShape {
+    /// Seeds every draw.
+    pub seed: u64,
+    /// The person's turns.
+    pub turns: usize,
+    /// Words of a turn's prompt, drawn between the two.
+    pub prompt_words: (usize, usize),
+    /// Tokens of each answer (the server is asked to ignore end-of-sequence).
+    pub answer_tokens: u32,
+    /// Seconds of thought before each turn, drawn between the two.
+    pub think_s: (f64, f64),
+    /// A review arrives after every this many turns.
+    pub review_every: usize,
+    /// Bytes of each review's transcript.
+    pub review_bytes: usize,
+    /// After the last turn, how long learning may take to finish.
+    pub drain: Duration,
+    /// `scheduler.settle_s` for the Lull modes.
+    pub settle_s: u64,
+}
+
+/// One turn of the person.
+pub struct Turn {
+    /// Thought before it.
+    pub think: Duration,
+    /// The prompt.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// A review arriving after turn `after_turn` (0-based).
+pub struct Arrival {
+    /// The turn it follows.
+    pub after_turn: usize,
+    /// The conversation to review.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// A seeded day.
+pub struct Day {
+    /// The person's turns, in order.
+    pub turns: Vec<Turn>,
+    /// The reviews, in order.
+    pub reviews: Vec<Arrival>,
+}
+
+fn words(rng: &mut StdRng, n: usize) -> String {
+    (0..n)
+        .map(|_| VOCABULARY[rng.random_range(0..VOCABULARY.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Draws the day of `shape`.
+pub fn day(shape: &DayShape) -> Day {
+    let mut rng = StdRng::seed_from_u64(shape.seed);
+    let turns = (0..shape.turns)
+        .map(|index| {
+            let n = rng.random_range(shape.prompt_words.0..=shape.prompt_words.1);
+            Turn {
+                think: Duration::from_secs_f64(rng.random_range(shape.think_s.0..=shape.think_s.1)),
+                messages: vec![ChatMessage {
+                    role: "user".into(),
+                    content: format!("Turn {index}: {}", words(&mut rng, n)),
+                }],
+            }
+        })
+        .collect();
+    let reviews = (0..shape.turns)
+        .filter(|turn| (turn + 1) % shape.review_every == 0)
+        .map(|after_turn| {
+            let mut messages = Vec::new();
+            let mut bytes = 0;
+            while bytes < shape.review_bytes {
+                let role = if messages.len() % 2 == 0 {
+                    "user"
+                } else {
+                    "assistant"
+                };
+                let content = words(&mut rng, 60);
+                bytes += content.len();
+                messages.push(ChatMessage {
+                    role: role.into(),
+                    content,
+                });
+            }
+            Arrival {
+                after_turn,
+                messages,
+            }
+        })
+        .collect();
+    Day { turns, reviews }
+}
+
+/// Who learns, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No learning at all: the baseline.
+    None,
+    /// Each review sent at once to the same server.
+    Immediate,
+    /// Lull, told of every turn.
+    LullReported,
+    /// Lull, told nothing: only `/slots` and its own stream's pace show the person.
+    LullUnreported,
+}
+
+impl Mode {
+    /// All four, baseline first.
+    pub const ALL: [Mode; 4] = [
+        Mode::None,
+        Mode::Immediate,
+        Mode::LullReported,
+        Mode::LullUnreported,
+    ];
+
+    /// Its name in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::None => "none",
+            Mode::Immediate => "immediate",
+            Mode::LullReported => "lull, reported turns",
+            Mode::LullUnreported => "lull, unreported client",
+        }
+    }
+}
+
+/// What one mode measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    /// The mode.
+    pub mode: &'static str,
+    /// The person's time to first token, median.
+    pub ttft_p50_s: f64,
+    /// The same, 95th percentile.
+    pub ttft_p95_s: f64,
+    /// The same, worst.
+    pub ttft_max_s: f64,
+    /// The person's decode rate after the first token, median.
+    pub decode_tokens_per_s_p50: f64,
+    /// Reviews that arrived.
+    pub reviews: usize,
+    /// Reviews finished by the end of the drain window.
+    pub reviews_completed: usize,
+    /// Tokens the server decoded that no finished request kept (learning thrown away).
+    pub decode_thrown_away_tokens: u64,
+    /// Prompt tokens the server read, all requests together.
+    pub prompt_tokens_read: u64,
+    /// Seconds from the last turn's end until learning finished (or the drain window ended).
+    pub drain_s: f64,
+}
+
+/// The real server as a child process; killed when dropped.
+pub struct Server {
+    child: Child,
+    origin: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server's arguments besides the model and the port: llama-server's default slot count,
+/// a context large enough for a review beside the person's turn, and `/metrics` for the decode
+/// tally.
+pub const SERVER_ARGS: [&str; 4] = ["-c", "32768", "--metrics", "--no-webui"];
+
+impl Server {
+    /// Starts `binary -m model` on a free port and waits until it answers `/health`.
+    pub async fn start(binary: &Path, model: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(binary)
+            .arg("-m")
+            .arg(model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(SERVER_ARGS)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start llama-server");
+        let server = Server {
+            child,
+            origin: format!("http://127.0.0.1:{port}"),
+        };
+        let started = Instant::now();
+        while !reqwest::get(format!("{}/health", server.origin))
+            .await
+            .is_ok_and(|response| response.status().is_success())
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "llama-server never became healthy"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        server
+    }
+
+    /// Slots, from `/props`.
+    pub async fn slots(&self) -> u64 {
+        let props: Value = reqwest::get(format!("{}/props", self.origin))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        props["total_slots"].as_u64().unwrap_or(0)
+    }
+
+    fn endpoint(&self) -> ChatEndpoint {
+        ChatEndpoint {
+            base_url: format!("{}/v1", self.origin),
+            api_key: None,
+            model: MODEL.into(),
+        }
+    }
+
+    /// A counter of `/metrics` (`llamacpp:<name>`).
+    async fn metric(&self, name: &str) -> u64 {
+        let text = reqwest::get(format!("{}/metrics", self.origin))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let key = format!("llamacpp:{name} ");
+        text.lines()
+            .find_map(|line| line.strip_prefix(&key))
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .unwrap_or(0.0) as u64
+    }
+
+    /// Writes the supervisor's state file Lull reads.
+    fn write_state_file(&self, path: &Path) {
+        let record = json!({ "base_url": format!("{}/v1", self.origin), "pid": self.child.id() });
+        std::fs::write(path, record.to_string()).unwrap();
+    }
+}
+
+/// One streamed answer to the person: time to first token, tokens, and the decode rate.
+struct Answer {
+    ttft: Duration,
+    tokens: u64,
+    decode_tokens_per_s: f64,
+}
+
+async fn ask(server: &Server, messages: &[ChatMessage], answer_tokens: u32) -> Answer {
+    let started = Instant::now();
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", server.origin))
+        .json(&json!({
+            "model": MODEL,
+            "messages": messages,
+            "stream": true,
+            "max_tokens": answer_tokens,
+            "ignore_eos": true,
+        }))
+        .send()
+        .await
+        .expect("the person's request");
+    assert!(response.status().is_success(), "{}", response.status());
+    let mut stream = response.bytes_stream();
+    let (mut first, mut last, mut tokens) = (None, started, 0u64);
+    let mut pending = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        pending.extend_from_slice(&chunk.expect("the person's stream"));
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let Some(data) = line.trim().strip_prefix("data: ") else {
+                continue;
+            };
+            if data == "[DONE]" {
+                continue;
+            }
+            let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+            if value["choices"][0]["delta"]["content"]
+                .as_str()
+                .is_some_and(|text| !text.is_empty())
+            {
+                let now = Instant::now();
+                first.get_or_insert(now);
+                last = now;
+                tokens += 1;
+            }
+        }
+    }
+    let first = first.expect("the person got no token");
+    let decode = (last - first).as_secs_f64();
+    Answer {
+        ttft: first - started,
+        tokens,
+        decode_tokens_per_s: if decode > 0.0 {
+            (tokens - 1) as f64 / decode
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Who learns beside the person in one run.
+enum Learner {
+    None,
+    Immediate(Vec<tokio::task::JoinHandle<Option<u64>>>),
+    Lull {
+        engine: Engine,
+        reported: bool,
+        ids: Vec<String>,
+    },
+}
+
+/// Plays `day` in `mode` on a fresh server and measures it.
+pub async fn run(
+    binary: &Path,
+    model: &Path,
+    work: &Path,
+    mode: Mode,
+    day_shape: &DayShape,
+) -> Figures {
+    let day = day(day_shape);
+    let server = Server::start(binary, model).await;
+    let mut learner = match mode {
+        Mode::None => Learner::None,
+        Mode::Immediate => Learner::Immediate(Vec::new()),
+        Mode::LullReported | Mode::LullUnreported => {
+            let dir = work.join(mode.name().replace([' ', ','], "-"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let state_file = dir.join("server.json");
+            server.write_state_file(&state_file);
+            let mut config = Config::default();
+            config.server.state_file = state_file;
+            config.scheduler.settle_s = day_shape.settle_s;
+            config.api.listen = "127.0.0.1:0".into();
+            let paths = Paths {
+                data_dir: dir.join("data"),
+                config_file: dir.join("none.toml"),
+            };
+            Learner::Lull {
+                engine: Engine::open(config, paths).await.expect("open the engine"),
+                reported: mode == Mode::LullReported,
+                ids: Vec::new(),
+            }
+        }
+    };
+
+    let mut answers = Vec::new();
+    for (index, turn) in day.turns.iter().enumerate() {
+        tokio::time::sleep(turn.think).await;
+        let lease = match &learner {
+            Learner::Lull {
+                engine,
+                reported: true,
+                ..
+            } => Some(engine.start_turn()),
+            _ => None,
+        };
+        answers.push(ask(&server, &turn.messages, day_shape.answer_tokens).await);
+        if let (Some(lease), Learner::Lull { engine, .. }) = (lease, &learner) {
+            let _ = engine.finish_turn(&lease);
+        }
+        for arrival in day.reviews.iter().filter(|r| r.after_turn == index) {
+            submit(&mut learner, &server, arrival, index).await;
+        }
+    }
+
+    let person_done = Instant::now();
+    let (completed, learning_tokens) = drain(&mut learner, day_shape.drain).await;
+    let drain_s = person_done.elapsed().as_secs_f64();
+    let person_tokens: u64 = answers.iter().map(|answer| answer.tokens).sum();
+    let predicted = server.metric("tokens_predicted_total").await;
+    let prompt_tokens_read = server.metric("prompt_tokens_total").await;
+    if let Learner::Lull { engine, .. } = &learner {
+        engine.shutdown().await;
+    }
+    let mut ttft: Vec<f64> = answers.iter().map(|a| a.ttft.as_secs_f64()).collect();
+    let mut rates: Vec<f64> = answers.iter().map(|a| a.decode_tokens_per_s).collect();
+    Figures {
+        mode: mode.name(),
+        ttft_p50_s: percentile(&mut ttft, 0.5),
+        ttft_p95_s: percentile(&mut ttft, 0.95),
+        ttft_max_s: percentile(&mut ttft, 1.0),
+        decode_tokens_per_s_p50: percentile(&mut rates, 0.5),
+        reviews: match mode {
+            Mode::None => 0,
+            _ => day.reviews.len(),
+        },
+        reviews_completed: completed,
+        decode_thrown_away_tokens: predicted.saturating_sub(person_tokens + learning_tokens),
+        prompt_tokens_read,
+        drain_s,
+    }
+}
+
+async fn submit(learner: &mut Learner, server: &Server, arrival: &Arrival, index: usize) {
+    match learner {
+        Learner::None => {}
+        Learner::Immediate(handles) => {
+            let endpoint = server.endpoint();
+            let request = prompt::review_request(&arrival.messages, Window::whole(), None);
+            handles.push(tokio::spawn(async move {
+                let reply = HttpLlmClient::default()
+                    .chat(&endpoint, request, None)
+                    .await
+                    .ok()?;
+                Some(reply.completion_tokens.unwrap_or(0))
+            }));
+        }
+        Learner::Lull { engine, ids, .. } => {
+            let (id, _) = engine
+                .submit_review(ReviewSubmission {
+                    session_key: format!("session-{index}"),
+                    messages: arrival.messages.clone(),
+                    focus: None,
+                    snapshot_at: None,
+                    runtime: None,
+                })
+                .await
+                .expect("submit a review");
+            ids.push(id);
+        }
+    }
+}
+
+/// Waits until learning has finished or `limit` passed; returns the reviews finished and the
+/// tokens their answers kept.
+async fn drain(learner: &mut Learner, limit: Duration) -> (usize, u64) {
+    let deadline = Instant::now() + limit;
+    match learner {
+        Learner::None => (0, 0),
+        Learner::Immediate(handles) => {
+            let (mut completed, mut tokens) = (0, 0);
+            for handle in handles.drain(..) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if let Ok(Ok(Some(kept))) = tokio::time::timeout(left, handle).await {
+                    completed += 1;
+                    tokens += kept;
+                }
+            }
+            (completed, tokens)
+        }
+        Learner::Lull { engine, ids, .. } => loop {
+            let mut finished = (0, 0);
+            let mut pending = false;
+            for id in ids.iter() {
+                let review = engine.review(id).await.expect("the review exists");
+                match review.status {
+                    ReviewStatus::Done => {
+                        finished.0 += 1;
+                        finished.1 += review.completion_tokens.unwrap_or(0);
+                    }
+                    ReviewStatus::Queued | ReviewStatus::Running => pending = true,
+                    _ => {}
+                }
+            }
+            if !pending || Instant::now() >= deadline {
+                return finished;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        },
+    }
+}
+
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    if values.is_empty() {
+        return 0.0;
+    }
+    let rank = ((values.len() - 1) as f64 * p).round() as usize;
+    values[rank]
+}
+
+/// The server binary and the model: `LULL_LLAMA_SERVER` and `LULL_REAL_MODEL` (as `make test`
+/// sets them), else what the scripts in `scripts/llama/` build and fetch.
+pub fn server_and_model() -> (PathBuf, PathBuf) {
+    let from_script = |variable: &str, script: &str| -> PathBuf {
+        if let Some(path) = std::env::var_os(variable).filter(|path| !path.is_empty()) {
+            return PathBuf::from(path);
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+        let output = Command::new("bash")
+            .arg(&script)
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run the script");
+        assert!(output.status.success(), "{} failed", script.display());
+        let text = String::from_utf8(output.stdout).unwrap();
+        PathBuf::from(text.lines().last().expect("a path").trim())
+    };
+    (
+        from_script("LULL_LLAMA_SERVER", "scripts/llama/ensure-llama-server.sh"),
+        from_script("LULL_REAL_MODEL", "scripts/llama/ensure-model.sh"),
+    )
+}
