@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use pace::{Phase, StreamPace};
-pub use prefill::PREFILL_STEP_TOKENS;
+pub use prefill::{PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
 
 /// Time allowed to connect and receive response headers.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -98,8 +98,8 @@ pub enum LlmError {
 pub trait LlmClient: Send + Sync {
     /// Streams `request` to `endpoint` and returns the whole answer. Dropping the future cancels.
     /// With a `pace` (work that yields to the person on the managed llama-server), the server
-    /// first reads the prompt in steps of [`PREFILL_STEP_TOKENS`], so a drop costs it one step,
-    /// and every step of the prompt and the stream advances the pace.
+    /// first reads the prompt in steps of about [`PREFILL_STEP_TIME`], so a drop costs it one
+    /// step, and every step of the prompt and the stream advances the pace.
     fn chat<'a>(
         &'a self,
         endpoint: &'a ChatEndpoint,

@@ -5,23 +5,30 @@
 //! with SmolLM2-135M: a 3,300-token review prompt dropped 0.5 s in kept the server reading for
 //! 63 s, and the person's next prompt (a 9 s first token alone) waited 40–63 s behind it.
 //!
-//! So work that must yield to the person has the server read its prompt in steps of
-//! [`PREFILL_STEP_TOKENS`]: the chat template applied by the server (`/apply-template`), the
-//! text tokenized by the server (`/tokenize`), then one `/completion` request per step with
-//! `n_predict: 0` and `cache_prompt`, each extending the slot's prompt cache by a step. The chat
-//! request that follows finds all but its last step cached (llama-server picks the slot whose
-//! cache shares the longest prefix). A drop then costs the server the step it is reading; the
-//! price is one request per step. A server without these routes (not llama-server) reads the
-//! prompt whole, as before.
+//! So work that must yield to the person has the server read its prompt in steps: the chat
+//! template applied by the server (`/apply-template`), the text tokenized by the server
+//! (`/tokenize`), then one `/completion` request per step with `n_predict: 0` and
+//! `cache_prompt`, each extending the slot's prompt cache by a step. The chat request that
+//! follows finds all but its last step cached (llama-server picks the slot whose cache shares
+//! the longest prefix). A drop then costs the server the step it is reading. Steps are sized by
+//! time, not tokens: the first is [`PREFILL_STEP_TOKENS`], and each next one is what the server
+//! read in [`PREFILL_STEP_TIME`] at the pace it just showed, so a slow CPU gets small steps (a
+//! person waits half a second at most) and a GPU few requests. A server without these routes
+//! (not llama-server) reads the prompt whole, as before.
+
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use tokio::time::Instant;
 
 use super::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmError, Phase, StreamPace};
 
-/// Prompt tokens the server reads per step. At llama-server's slowest here (about 250 prompt
-/// tokens/s on one core) a step is about a second, the most a person waits for Lull; on a
-/// laptop's GPU it is milliseconds.
+/// Prompt tokens of the first step, before the server's pace is known.
 pub const PREFILL_STEP_TOKENS: usize = 256;
+/// How long one step should take the server: the most a person's prompt waits for Lull's.
+pub const PREFILL_STEP_TIME: Duration = Duration::from_millis(500);
+/// Bounds of a step, whatever the pace: a step is a request, and a request has its overhead.
+const PREFILL_STEP_BOUNDS: (usize, usize) = (64, 4096);
 
 /// Has the server at `endpoint` read `messages` into a slot's prompt cache, a step at a time,
 /// up to the last step (the chat request reads that one). Each step advances `pace`.
@@ -61,7 +68,10 @@ pub(super) async fn read_prompt_in_steps(
             url: format!("{origin}/tokenize"),
             message: "the answer has no `tokens` list".into(),
         })?;
-    for end in (PREFILL_STEP_TOKENS..tokens.len()).step_by(PREFILL_STEP_TOKENS) {
+    let mut step = PREFILL_STEP_TOKENS;
+    let mut end = step;
+    while end < tokens.len() {
+        let started = Instant::now();
         client
             .post_json(
                 &format!("{origin}/completion"),
@@ -74,9 +84,19 @@ pub(super) async fn read_prompt_in_steps(
                 }),
             )
             .await?;
-        pace.advance(Phase::Prompt, PREFILL_STEP_TOKENS as u64);
+        pace.advance(Phase::Prompt, step as u64);
+        step = next_step(step, started.elapsed());
+        end += step;
     }
     Ok(())
+}
+
+/// The next step: what the server reads in [`PREFILL_STEP_TIME`] at the pace it read `step`
+/// tokens in `took`, within [`PREFILL_STEP_BOUNDS`].
+fn next_step(step: usize, took: Duration) -> usize {
+    let per_second = step as f64 / took.as_secs_f64().max(1e-3);
+    let tokens = (per_second * PREFILL_STEP_TIME.as_secs_f64()) as usize;
+    tokens.clamp(PREFILL_STEP_BOUNDS.0, PREFILL_STEP_BOUNDS.1)
 }
 
 /// llama-server's own routes live beside `/v1`, at the server's root.
@@ -95,6 +115,18 @@ fn text_field<'a>(answer: &'a Value, field: &str, origin: &str) -> Result<&'a st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_is_what_the_server_reads_in_half_a_second() {
+        // 256 tokens in 1 s: 128 next; in 50 ms: 2,560; in no time at all: the upper bound.
+        assert_eq!(next_step(256, Duration::from_secs(1)), 128);
+        assert_eq!(next_step(256, Duration::from_millis(50)), 2560);
+        assert_eq!(next_step(256, Duration::ZERO), PREFILL_STEP_BOUNDS.1);
+        assert_eq!(
+            next_step(256, Duration::from_secs(60)),
+            PREFILL_STEP_BOUNDS.0
+        );
+    }
 
     #[test]
     fn the_servers_own_routes_are_beside_v1() {
