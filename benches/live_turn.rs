@@ -65,12 +65,20 @@ fn main() {
         })
         .collect();
     println!(
-        "\n{:<26} {:>9} {:>9} {:>9} {:>11} {:>9} {:>12} {:>8}",
-        "mode", "ttft p50", "ttft p95", "ttft max", "decode t/s", "reviews", "thrown away", "drain"
+        "\n{:<26} {:>9} {:>9} {:>9} {:>11} {:>9} {:>12} {:>9} {:>8}",
+        "mode",
+        "ttft p50",
+        "ttft p95",
+        "ttft max",
+        "decode t/s",
+        "reviews",
+        "thrown away",
+        "requests",
+        "drain"
     );
     for f in &figures {
         println!(
-            "{:<26} {:>8.2}s {:>8.2}s {:>8.2}s {:>11.1} {:>5}/{:<3} {:>12} {:>7.0}s",
+            "{:<26} {:>8.2}s {:>8.2}s {:>8.2}s {:>11.1} {:>5}/{:<3} {:>12} {:>9} {:>7.0}s",
             f.mode,
             f.ttft_p50_s,
             f.ttft_p95_s,
@@ -79,6 +87,7 @@ fn main() {
             f.reviews_completed,
             f.reviews,
             f.decode_thrown_away_tokens,
+            f.learning_requests,
             f.drain_s
         );
     }

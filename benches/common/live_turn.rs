@@ -13,6 +13,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -186,6 +188,9 @@ pub struct Figures {
     pub decode_thrown_away_tokens: u64,
     /// Prompt tokens the server read, all requests together.
     pub prompt_tokens_read: u64,
+    /// HTTP requests learning sent to the server (Lull's readings, prompt steps and reviews;
+    /// immediate's reviews).
+    pub learning_requests: u64,
     /// Seconds from the last turn's end until learning finished (or the drain window ended).
     pub drain_s: f64,
 }
@@ -277,10 +282,80 @@ impl Server {
             .unwrap_or(0.0) as u64
     }
 
-    /// Writes the supervisor's state file Lull reads.
-    fn write_state_file(&self, path: &Path) {
-        let record = json!({ "base_url": format!("{}/v1", self.origin), "pid": self.child.id() });
+    /// Writes the supervisor's state file Lull reads, naming `origin` (a [`CountingProxy`] in
+    /// front of this server) and this server's pid.
+    fn write_state_file(&self, path: &Path, origin: &str) {
+        let record = json!({ "base_url": format!("{origin}/v1"), "pid": self.child.id() });
         std::fs::write(path, record.to_string()).unwrap();
+    }
+}
+
+/// Forwards every request to the server and counts them: what learning costs the server in
+/// requests. Responses stream through, and a client that goes closes the upstream request too.
+pub struct CountingProxy {
+    origin: String,
+    requests: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for CountingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl CountingProxy {
+    async fn start(upstream: String) -> CountingProxy {
+        let requests = Arc::new(AtomicU64::new(0));
+        let counter = requests.clone();
+        let client = reqwest::Client::new();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let (client, upstream, counter) = (client.clone(), upstream.clone(), counter.clone());
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .unwrap_or_default();
+                let path = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+                let mut forwarded = client.request(parts.method, format!("{upstream}{path}"));
+                for (name, value) in &parts.headers {
+                    if name != axum::http::header::HOST {
+                        forwarded = forwarded.header(name, value);
+                    }
+                }
+                match forwarded.body(body).send().await {
+                    Ok(response) => {
+                        let mut answer =
+                            axum::response::Response::builder().status(response.status());
+                        for (name, value) in response.headers() {
+                            answer = answer.header(name, value);
+                        }
+                        answer
+                            .body(axum::body::Body::from_stream(response.bytes_stream()))
+                            .unwrap()
+                    }
+                    Err(_) => axum::response::Response::builder()
+                        .status(502)
+                        .body(axum::body::Body::empty())
+                        .unwrap(),
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        CountingProxy {
+            origin,
+            requests,
+            task,
+        }
+    }
+
+    fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
     }
 }
 
@@ -353,6 +428,7 @@ enum Learner {
         engine: Engine,
         reported: bool,
         ids: Vec<String>,
+        proxy: CountingProxy,
     },
 }
 
@@ -373,7 +449,8 @@ pub async fn run(
             let dir = work.join(mode.name().replace([' ', ','], "-"));
             std::fs::create_dir_all(&dir).unwrap();
             let state_file = dir.join("server.json");
-            server.write_state_file(&state_file);
+            let proxy = CountingProxy::start(server.origin.clone()).await;
+            server.write_state_file(&state_file, &proxy.origin);
             let mut config = Config::default();
             config.server.state_file = state_file;
             config.scheduler.settle_s = day_shape.settle_s;
@@ -386,6 +463,7 @@ pub async fn run(
                 engine: Engine::open(config, paths).await.expect("open the engine"),
                 reported: mode == Mode::LullReported,
                 ids: Vec::new(),
+                proxy,
             }
         }
     };
@@ -416,9 +494,14 @@ pub async fn run(
     let person_tokens: u64 = answers.iter().map(|answer| answer.tokens).sum();
     let predicted = server.metric("tokens_predicted_total").await;
     let prompt_tokens_read = server.metric("prompt_tokens_total").await;
-    if let Learner::Lull { engine, .. } = &learner {
-        engine.shutdown().await;
-    }
+    let learning_requests = match &learner {
+        Learner::None => 0,
+        Learner::Immediate(_) => day.reviews.len() as u64,
+        Learner::Lull { engine, proxy, .. } => {
+            engine.shutdown().await;
+            proxy.requests()
+        }
+    };
     let mut ttft: Vec<f64> = answers.iter().map(|a| a.ttft.as_secs_f64()).collect();
     let mut rates: Vec<f64> = answers.iter().map(|a| a.decode_tokens_per_s).collect();
     Figures {
@@ -434,6 +517,7 @@ pub async fn run(
         reviews_completed: completed,
         decode_thrown_away_tokens: predicted.saturating_sub(person_tokens + learning_tokens),
         prompt_tokens_read,
+        learning_requests,
         drain_s,
     }
 }
