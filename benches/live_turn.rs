@@ -16,15 +16,15 @@ use std::time::Duration;
 use live_turn::{DayShape, Figures, Mode};
 
 /// A morning's burst of a person at work: prompts of 0.5–2k tokens (about 1.3 tokens a word
-/// here), 128-token answers, 3–30 s of thought (some gaps longer than the 15 s settle window,
+/// here), 128-token answers, 3–25 s of thought (some gaps longer than the 15 s settle window,
 /// where Lull starts learning and is then preempted), and a 20 KiB review every two turns.
 fn shape(seed: u64) -> DayShape {
     DayShape {
         seed,
-        turns: 10,
+        turns: 8,
         prompt_words: (400, 1500),
         answer_tokens: 128,
-        think_s: (3.0, 30.0),
+        think_s: (3.0, 25.0),
         review_every: 2,
         review_bytes: 20 * 1024,
         drain: Duration::from_secs(15 * 60),
