@@ -1,6 +1,7 @@
 //! Reviews over real HTTP against the stand-in llama-server, in real time: the stream is
-//! really dropped on preemption, a `kill -9` mid-review loses nothing, and broken output fails
-//! cleanly. Timing logic is covered on a paused clock in `tests/reviews.rs`.
+//! really dropped on preemption, a long prompt is read in steps so that a turn waits one step
+//! at most, a `kill -9` mid-review loses nothing, and broken output fails cleanly. Timing logic
+//! is covered on a paused clock in `tests/reviews.rs`.
 
 #[path = "common/daemon.rs"]
 mod daemon;
@@ -14,10 +15,10 @@ use serde_json::{json, Value};
 use lull::config::Config;
 use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
-use lull::llm::ChatMessage;
+use lull::llm::{ChatMessage, PREFILL_STEP_TOKENS};
 use lull::reviews::ReviewStatus;
 use lull::{Engine, Paths};
-use lull_stand_in::{Endpoint, StandIn, StandInConfig};
+use lull_stand_in::{Endpoint, PromptRead, StandIn, StandInConfig};
 
 use daemon::Daemon;
 
@@ -52,6 +53,17 @@ fn submission(session: &str) -> ReviewSubmission {
         snapshot_at: None,
         runtime: None,
     }
+}
+
+/// A submission whose transcript is about `words` words long, so its review prompt spans many
+/// prefill steps.
+fn long_submission(session: &str, words: usize) -> ReviewSubmission {
+    let mut long = submission(session);
+    long.messages[0].content = "the build fails again after the merge so please bisect it "
+        .repeat(words.div_ceil(11))
+        .trim_end()
+        .to_owned();
+    long
 }
 
 async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> Duration {
@@ -251,6 +263,178 @@ async fn broken_output_over_http_fails_after_three_attempts() {
     assert!(review.last_error.unwrap().contains("not the expected JSON"));
     assert_eq!(server.requests(Endpoint::ChatCompletions), 3);
     engine.shutdown().await;
+}
+
+/// The stand-in's prompt reads at `endpoint`, in the order they ended.
+fn reads_at(server: &StandIn, endpoint: Endpoint) -> Vec<PromptRead> {
+    server
+        .prompt_reads()
+        .into_iter()
+        .filter(|read| read.endpoint == endpoint)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_the_last_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StandInConfig::single("tiny")
+        .with_api_key("k")
+        .with_pace(Duration::from_millis(1));
+    let (server, state_file) = managed_stand_in(dir.path(), config).await;
+    server.push_reply("tiny", slow_valid_answer());
+    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
+        .await
+        .unwrap();
+    let mut events = engine.events().subscribe();
+    let (id, _) = engine
+        .submit_review(long_submission("s1", 1000))
+        .await
+        .unwrap();
+    next_event(&mut events, Duration::from_secs(30), |e| {
+        matches!(e, EngineEvent::ReviewCompleted { .. })
+    })
+    .await;
+    let review = engine.review(&id).await.unwrap();
+    assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 1));
+
+    let chat_reads = reads_at(&server, Endpoint::ChatCompletions);
+    assert_eq!(chat_reads.len(), 1);
+    let chat = &chat_reads[0];
+    let n_steps = (chat.total - 1) / PREFILL_STEP_TOKENS;
+    assert!(n_steps >= 3, "a {}-token prompt", chat.total);
+    assert_eq!(review.prompt_tokens, Some(chat.total as u64));
+
+    // The server's own routes come first, then one /completion per step, then the chat request.
+    let prompt_requests: Vec<Endpoint> = server
+        .request_log()
+        .iter()
+        .map(|request| request.endpoint)
+        .filter(|endpoint| {
+            matches!(
+                endpoint,
+                Endpoint::ApplyTemplate
+                    | Endpoint::Tokenize
+                    | Endpoint::Completion
+                    | Endpoint::ChatCompletions
+            )
+        })
+        .collect();
+    let mut expected = vec![Endpoint::ApplyTemplate, Endpoint::Tokenize];
+    expected.extend(std::iter::repeat_n(Endpoint::Completion, n_steps));
+    expected.push(Endpoint::ChatCompletions);
+    assert_eq!(prompt_requests, expected);
+
+    // Each step read its own 256 tokens on top of the ones before, in one slot...
+    let steps = reads_at(&server, Endpoint::Completion);
+    let read: Vec<(usize, usize, usize)> = steps
+        .iter()
+        .map(|step| (step.slot, step.cached, step.total))
+        .collect();
+    let expected: Vec<(usize, usize, usize)> = (1..=n_steps)
+        .map(|k| {
+            (
+                chat.slot,
+                (k - 1) * PREFILL_STEP_TOKENS,
+                k * PREFILL_STEP_TOKENS,
+            )
+        })
+        .collect();
+    assert_eq!(read, expected);
+    // ...and the chat request's `prompt_progress` reported all but the last step as cache.
+    assert_eq!(chat.cached, n_steps * PREFILL_STEP_TOKENS);
+    assert!(chat.total - chat.cached <= PREFILL_STEP_TOKENS);
+    let request = &server.chat_requests()[0];
+    assert_eq!(request["return_progress"], true);
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_whole_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    // A step (256 tokens) is 8 batches of 32; the whole prompt is about 13 steps.
+    let config = || {
+        StandInConfig::single("tiny")
+            .with_pace(Duration::from_millis(1))
+            .with_prompt_pace(Duration::from_millis(10))
+            .with_batch_tokens(32)
+    };
+    let (server, state_file) = managed_stand_in(dir.path(), config()).await;
+    server.push_reply("tiny", slow_valid_answer());
+    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
+        .await
+        .unwrap();
+    let mut events = engine.events().subscribe();
+    let (id, _) = engine
+        .submit_review(long_submission("s1", 3000))
+        .await
+        .unwrap();
+
+    // The person comes back while the review's prompt is being read, a few steps in.
+    wait_until(Duration::from_secs(30), || {
+        server.requests(Endpoint::Completion) >= 3
+    })
+    .await;
+    let preempted_at = Instant::now();
+    let lease = engine.start_turn();
+    wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 0).await;
+    let freed_after = preempted_at.elapsed();
+    next_event(&mut events, Duration::from_secs(5), |e| {
+        matches!(e, EngineEvent::ReviewPreempted { .. })
+    })
+    .await;
+    let longest_step = reads_at(&server, Endpoint::Completion)
+        .iter()
+        .map(|step| step.ended - step.started)
+        .max()
+        .unwrap();
+    assert!(
+        freed_after <= longest_step * 2,
+        "the slot was freed {freed_after:?} after the turn started; a step takes up to \
+         {longest_step:?}"
+    );
+    assert!(
+        reads_at(&server, Endpoint::ChatCompletions).is_empty(),
+        "the turn came before the chat request"
+    );
+
+    // The review completes after the turn; its chat request is what the review would have sent
+    // whole without the steps.
+    engine.finish_turn(&lease).unwrap();
+    next_event(&mut events, Duration::from_secs(30), |e| {
+        matches!(e, EngineEvent::ReviewCompleted { .. })
+    })
+    .await;
+    let review = engine.review(&id).await.unwrap();
+    assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 2));
+    let chat_request = server.chat_requests().pop().unwrap();
+    engine.shutdown().await;
+
+    // The same prompt sent whole, on a stand-in like this one, its client gone at its first
+    // progress chunk: the stand-in reads it to its end, as llama-server does.
+    let whole = StandIn::start(config()).await.unwrap();
+    let mut response = reqwest::Client::new()
+        .post(format!("{}/chat/completions", whole.base_url()))
+        .json(&chat_request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response
+        .chunk()
+        .await
+        .unwrap()
+        .expect("a first progress chunk");
+    let dropped_at = Instant::now();
+    drop(response);
+    wait_until(Duration::from_secs(60), || whole.busy_slots("tiny") == 0).await;
+    let whole_freed_after = dropped_at.elapsed();
+    let whole_read = &whole.prompt_reads()[0];
+    assert!(whole_read.client_gone && whole_read.cached == 0);
+    assert!(
+        freed_after * 4 <= whole_freed_after,
+        "in steps the slot was freed {freed_after:?} after the turn; read whole, \
+         {whole_freed_after:?} after the client went"
+    );
 }
 
 /// `lull serve` on `data` with the managed server at `state_file` and no settle window. A

@@ -5,6 +5,7 @@
 // boxing every error response for clippy's size lint would only add noise to a test server.
 #![allow(clippy::result_large_err)]
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,15 +18,23 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use tokio::sync::mpsc;
 
 use crate::{
-    Endpoint, Fault, Inner, LoadEvent, Mode, ModelStatus, RequestRecord, Shared, StreamDrop,
+    Endpoint, Fault, Inner, LoadEvent, Mode, ModelStatus, PromptRead, RequestRecord, Shared,
+    StreamDrop, BOS_TOKEN,
 };
 
 /// How often a request waiting for a router-mode load checks whether it is done.
 const LOAD_POLL: Duration = Duration::from_millis(10);
 /// Longest a request waits for a model another request is loading.
 const LOAD_WAIT_LIMIT: Duration = Duration::from_secs(30);
+/// Token ids `/tokenize` hands out: [`BOS_TOKEN`], then words hashed into the rest of this range.
+const VOCAB_SIZE: u32 = 32_000;
+/// The first id a word can get (0 and [`BOS_TOKEN`] are special).
+const FIRST_WORD_TOKEN: u32 = 2;
+/// The piece `/tokenize` shows for [`BOS_TOKEN`].
+const BOS_PIECE: &str = "<s>";
 
 type AppState = Arc<Shared>;
 
@@ -39,6 +48,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/props", get(props))
         .route("/v1/chat/completions", post(chat_completions))
         .route("/chat/completions", post(chat_completions))
+        .route("/completion", post(completion))
+        .route("/completions", post(completion))
+        .route("/tokenize", post(tokenize_prompt))
+        .route("/apply-template", post(apply_template))
         .route("/v1/embeddings", post(embeddings))
         .route("/embeddings", post(embeddings))
         .route("/models/load", post(models_load))
@@ -174,7 +187,7 @@ async fn models(State(shared): State<AppState>) -> Response {
                     "object": "model",
                     "created": created,
                     "owned_by": "llamacpp",
-                    "meta": {"n_ctx_train": 4096, "n_embd": inner.embedding_dim, "n_vocab": 256},
+                    "meta": {"n_ctx_train": 4096, "n_embd": inner.embedding_dim, "n_vocab": VOCAB_SIZE},
                 })
             })
             .collect(),
@@ -351,34 +364,81 @@ async fn slots(
 /// records a stream drop with the time it was seen.
 struct SlotLease {
     shared: Arc<Shared>,
+    endpoint: Endpoint,
     model: String,
     slot: usize,
+    /// Prompt tokens found in the slot's cache, which the prompt read skips.
+    cached: usize,
     tokens_sent: usize,
     finished: bool,
 }
 
 impl SlotLease {
-    fn acquire(shared: &Arc<Shared>, model: &str) -> Option<SlotLease> {
+    /// Takes a slot of `model` for a request at `endpoint` reading `prompt`: the idle slot whose
+    /// prompt cache shares the longest prefix with it (as llama-server picks), else the first idle
+    /// one, else the least loaded (the real server would queue). With `reuse_cache` the shared
+    /// prefix counts as cached, all but the last token: one is always read, to sample from.
+    fn acquire(
+        shared: &Arc<Shared>,
+        model: &str,
+        endpoint: Endpoint,
+        prompt: &[u32],
+        reuse_cache: bool,
+    ) -> Option<SlotLease> {
         let mut inner = shared.lock();
         inner.next_task_id += 1;
         let task_id = inner.next_task_id;
         let state = inner.model_mut(model)?;
-        // An idle slot if there is one, else the least loaded (the real server would queue).
-        let slot = state
-            .slots
-            .iter()
-            .position(|slot| !slot.is_processing())
+        let shared_prefix = |index: usize| common_prefix(&state.slots[index].cache, prompt);
+        let slot = (0..state.slots.len())
+            .filter(|&index| !state.slots[index].is_processing())
+            .max_by_key(|&index| (shared_prefix(index), Reverse(index)))
             .or_else(|| (0..state.slots.len()).min_by_key(|&index| state.slots[index].in_flight))?;
+        let cached = if reuse_cache {
+            shared_prefix(slot).min(prompt.len().saturating_sub(1))
+        } else {
+            0
+        };
         state.slots[slot].in_flight += 1;
         state.slots[slot].id_task = task_id;
         Some(SlotLease {
             shared: shared.clone(),
+            endpoint,
             model: model.to_owned(),
             slot,
+            cached,
             tokens_sent: 0,
             finished: false,
         })
     }
+
+    /// Changes the prompt cache of the slot held.
+    fn edit_cache(&self, edit: impl FnOnce(&mut Vec<u32>)) {
+        let mut inner = self.shared.lock();
+        if let Some(slot) = inner
+            .model_mut(&self.model)
+            .and_then(|state| state.slots.get_mut(self.slot))
+        {
+            edit(&mut slot.cache);
+        }
+    }
+
+    fn log_read(&self, total: usize, started: Instant, client_gone: bool) {
+        self.shared.lock().prompt_reads.push(PromptRead {
+            endpoint: self.endpoint,
+            model: self.model.clone(),
+            slot: self.slot,
+            total,
+            cached: self.cached,
+            started,
+            ended: Instant::now(),
+            client_gone,
+        });
+    }
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl Drop for SlotLease {
@@ -391,6 +451,7 @@ impl Drop for SlotLease {
         }
         if !self.finished {
             inner.drops.push(StreamDrop {
+                endpoint: self.endpoint,
                 model: self.model.clone(),
                 slot: self.slot,
                 tokens_sent: self.tokens_sent,
@@ -419,17 +480,52 @@ fn tokenize(text: &str) -> Vec<String> {
     tokens
 }
 
-fn count_prompt_tokens(body: &Value) -> usize {
+/// Renders chat messages with the stand-in's fixed ChatML template, as `/apply-template` answers
+/// and a chat completion reads them; a message without a text `role` or `content` counts as a
+/// user message or as empty.
+fn render_chat(messages: &[Value]) -> String {
+    let mut prompt = String::new();
+    for message in messages {
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("user");
+        let content = message.get("content").and_then(Value::as_str).unwrap_or("");
+        prompt.push_str(&format!("<|im_start|>{role}\n{content}<|im_end|>\n"));
+    }
+    prompt.push_str("<|im_start|>assistant\n");
+    prompt
+}
+
+/// The tokens of a prompt text with their pieces: [`BOS_TOKEN`] first with `add_special`, then one
+/// per word (with its leading whitespace), whose id is a hash of the word.
+fn prompt_pieces(text: &str, add_special: bool) -> Vec<(u32, String)> {
+    let bos = add_special.then(|| (BOS_TOKEN, BOS_PIECE.to_owned()));
+    let words = tokenize(text).into_iter().map(|word| {
+        let id = FIRST_WORD_TOKEN
+            + (fnv1a(word.as_bytes()) % u64::from(VOCAB_SIZE - FIRST_WORD_TOKEN)) as u32;
+        (id, word)
+    });
+    bos.into_iter().chain(words).collect()
+}
+
+fn prompt_tokens(text: &str, add_special: bool) -> Vec<u32> {
+    prompt_pieces(text, add_special)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// A request's `messages`, which must be an array.
+fn messages_of(body: &Value) -> Result<&[Value], Response> {
     body.get("messages")
         .and_then(Value::as_array)
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|message| message.get("content").and_then(Value::as_str))
-                .map(|content| tokenize(content).len() + 4)
-                .sum()
-        })
-        .unwrap_or(0)
+        .map(Vec::as_slice)
+        .ok_or_else(|| invalid_request("'messages' is required and must be an array"))
+}
+
+fn flag(body: &Value, name: &str, default: bool) -> bool {
+    body.get(name).and_then(Value::as_bool).unwrap_or(default)
 }
 
 /// Resolves the model a POST names: the served one in single mode, the body's `model` in router
@@ -474,62 +570,158 @@ async fn chat_completions(
         Ok(body) => body,
         Err(response) => return response,
     };
-    if !body.get("messages").is_some_and(Value::is_array) {
-        return invalid_request("'messages' is required and must be an array");
-    }
+    let prompt = match messages_of(&body) {
+        Ok(messages) => prompt_tokens(&render_chat(messages), true),
+        Err(response) => return response,
+    };
     shared.lock().chat_bodies.push(body.clone());
     let model = match resolve_post_model(&shared, &body, &query, Endpoint::ChatCompletions).await {
         Ok(model) => model,
         Err(response) => return response,
     };
-    let Some(mut lease) = SlotLease::acquire(&shared, &model) else {
+    let reuse_cache = flag(&body, "cache_prompt", true);
+    let Some(mut lease) = SlotLease::acquire(
+        &shared,
+        &model,
+        Endpoint::ChatCompletions,
+        &prompt,
+        reuse_cache,
+    ) else {
         return invalid_request(&format!("model '{model}' not found"));
     };
-    let reply = {
-        let mut inner = shared.lock();
-        inner
-            .model_mut(&model)
-            .and_then(|state| state.replies.pop_front())
-            .unwrap_or_else(|| crate::DEFAULT_REPLY.to_owned())
-    };
-    let mut tokens = tokenize(&reply);
     let max_tokens = body
         .get("max_tokens")
         .or_else(|| body.get("n_predict"))
         .and_then(Value::as_i64)
         .filter(|&n| n >= 0)
         .map(|n| n as usize);
-    let finish_reason = match max_tokens {
-        Some(limit) if limit < tokens.len() => {
-            tokens.truncate(limit);
-            "length"
-        }
-        _ => "stop",
-    };
+    let (tokens, finish_reason) = answer_tokens(&shared, &model, max_tokens);
     let completion = Completion {
         id: format!("chatcmpl-standin{}", lease.slot),
         model: model.clone(),
         created: shared.lock().created,
-        prompt_tokens: count_prompt_tokens(&body),
+        prompt_tokens: prompt.len(),
+        cached: lease.cached,
         tokens,
         finish_reason,
     };
-    let flag = |name| body.get(name).and_then(Value::as_bool).unwrap_or(false);
-    if !flag("stream") {
-        // The slot stays busy for as long as generating would take.
-        for _ in 0..completion.tokens.len() {
-            let wait = {
-                let inner = shared.lock();
-                step_time(&inner, &lease, inner.token_pace)
-            };
-            tokio::time::sleep(wait).await;
-        }
+    if !flag(&body, "stream", false) {
+        read_prompt_at_once(&lease, &prompt);
+        decode_unstreamed(&shared, &lease, completion.tokens.len()).await;
         lease.tokens_sent = completion.tokens.len();
         lease.finished = true;
         drop(lease);
         return Json(completion.full_response()).into_response();
     }
-    streamed_completion(shared, lease, completion, flag("return_progress"))
+    if flag(&body, "return_progress", false) {
+        let events = spawn_prompt_read(&shared, lease, prompt);
+        return streamed_completion(shared, None, completion, StreamStep::Reading(events));
+    }
+    read_prompt_at_once(&lease, &prompt);
+    streamed_completion(shared, Some(lease), completion, StreamStep::Role)
+}
+
+/// The answer's tokens (the next scripted reply of `model`, else [`crate::DEFAULT_REPLY`]), cut
+/// at `max_tokens`, and the finish reason that goes with them.
+fn answer_tokens(
+    shared: &Shared,
+    model: &str,
+    max_tokens: Option<usize>,
+) -> (Vec<String>, &'static str) {
+    let reply = {
+        let mut inner = shared.lock();
+        inner
+            .model_mut(model)
+            .and_then(|state| state.replies.pop_front())
+            .unwrap_or_else(|| crate::DEFAULT_REPLY.to_owned())
+    };
+    let mut tokens = tokenize(&reply);
+    match max_tokens {
+        Some(limit) if limit < tokens.len() => {
+            tokens.truncate(limit);
+            (tokens, "length")
+        }
+        _ => (tokens, "stop"),
+    }
+}
+
+/// Holds the slot for as long as generating `n_tokens` would take, for an answer sent whole.
+async fn decode_unstreamed(shared: &Shared, lease: &SlotLease, n_tokens: usize) {
+    for _ in 0..n_tokens {
+        let wait = {
+            let inner = shared.lock();
+            step_time(&inner, lease, inner.token_pace)
+        };
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// Reads `prompt` into the leased slot in no time (a request that does not ask for its prompt's
+/// progress), leaving the slot's cache holding it.
+fn read_prompt_at_once(lease: &SlotLease, prompt: &[u32]) {
+    let started = Instant::now();
+    lease.edit_cache(|cache| *cache = prompt.to_vec());
+    lease.log_read(prompt.len(), started, false);
+}
+
+/// What a prompt read tells its request.
+enum PromptEvent {
+    /// `processed` tokens of the prompt are in the slot (the cached prefix included), `time_ms`
+    /// after the read started.
+    Progress { processed: usize, time_ms: u64 },
+    /// The prompt is read; the slot comes back to the request for its answer.
+    Read(SlotLease),
+}
+
+/// Has the leased slot read `prompt` batch by batch, apart from the request, because llama-server
+/// reads a prompt to its end whether or not its client is still there. The request follows the
+/// read on the returned channel; when it has gone, the slot comes back to no one at the end and
+/// is freed then, recording the drop.
+fn spawn_prompt_read(
+    shared: &Arc<Shared>,
+    lease: SlotLease,
+    prompt: Vec<u32>,
+) -> mpsc::UnboundedReceiver<PromptEvent> {
+    let (events, receiver) = mpsc::unbounded_channel();
+    let reader = tokio::spawn(read_prompt(shared.clone(), lease, prompt, events));
+    let mut inner = shared.lock();
+    inner.readers.retain(|reader| !reader.is_finished());
+    inner.readers.push(reader);
+    receiver
+}
+
+async fn read_prompt(
+    shared: Arc<Shared>,
+    lease: SlotLease,
+    prompt: Vec<u32>,
+    events: mpsc::UnboundedSender<PromptEvent>,
+) {
+    let started = Instant::now();
+    let clock = tokio::time::Instant::now();
+    let total = prompt.len();
+    let mut processed = lease.cached;
+    lease.edit_cache(|cache| cache.truncate(processed));
+    loop {
+        // A client that went is no reason to stop: the sends fail and the read goes on.
+        let time_ms = clock.elapsed().as_millis() as u64;
+        let _ = events.send(PromptEvent::Progress { processed, time_ms });
+        if processed >= total {
+            break;
+        }
+        if stream_step(&shared, &lease, |inner| inner.prompt_pace)
+            .await
+            .is_none()
+        {
+            return;
+        }
+        let batch_end = (processed + shared.lock().batch_tokens).min(total);
+        lease.edit_cache(|cache| cache.extend_from_slice(&prompt[processed..batch_end]));
+        processed = batch_end;
+    }
+    lease.log_read(total, started, events.is_closed());
+    // The first write after the prompt: a client that went is seen gone now, and the lease,
+    // handed to no one, frees the slot and records the drop.
+    let _ = events.send(PromptEvent::Read(lease));
 }
 
 /// How long a step of the completion holding `lease` takes if it starts now: `pace`, times the
@@ -573,6 +765,8 @@ struct Completion {
     model: String,
     created: u64,
     prompt_tokens: usize,
+    /// Prompt tokens found in the slot's cache.
+    cached: usize,
     tokens: Vec<String>,
     finish_reason: &'static str,
 }
@@ -583,7 +777,30 @@ impl Completion {
             "completion_tokens": self.tokens.len(),
             "prompt_tokens": self.prompt_tokens,
             "total_tokens": self.tokens.len() + self.prompt_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached},
         })
+    }
+
+    /// llama-server's `timings`, as far as the stand-in models them.
+    fn timings(&self) -> Value {
+        json!({
+            "cache_n": self.cached,
+            "prompt_n": self.prompt_tokens - self.cached,
+            "predicted_n": self.tokens.len(),
+        })
+    }
+
+    /// What comes after the role chunk: the first token, or the final chunk of an empty answer.
+    fn after_role(&self) -> StreamStep {
+        if self.tokens.is_empty() {
+            StreamStep::Final
+        } else {
+            StreamStep::Token(0)
+        }
+    }
+
+    fn role_chunk(&self) -> Value {
+        self.chunk(json!({"role": "assistant", "content": null}), None)
     }
 
     fn full_response(&self) -> Value {
@@ -619,12 +836,8 @@ fn sse_event(value: &Value) -> Bytes {
 }
 
 enum StreamStep {
-    /// A prompt-progress chunk reporting `processed` prompt tokens: the first (0) goes out at
-    /// once, each later one after a prompt batch; `started` is when the prompt phase began.
-    Progress {
-        processed: usize,
-        started: tokio::time::Instant,
-    },
+    /// Prompt-progress chunks from the prompt read, until it hands the slot back.
+    Reading(mpsc::UnboundedReceiver<PromptEvent>),
     Role,
     Token(usize),
     Final,
@@ -632,66 +845,45 @@ enum StreamStep {
     Ended,
 }
 
-/// Streams the completion (its prompt batches first when `return_progress` asks for them), then
-/// token by token; the [`SlotLease`] lives inside the stream, so when hyper drops the body
-/// because the client went away, the slot is freed at once, in the prompt phase as in the tokens.
+/// Streams the completion: from `first`, which is [`StreamStep::Reading`] (a chunk per prompt
+/// batch as the read reports it, `lease` being `None` until the read hands the slot back) or
+/// [`StreamStep::Role`]; then token by token. The [`SlotLease`] lives inside the stream once the
+/// prompt is read, so when hyper drops the body because the client went away, the answer stops
+/// and the slot is freed at once; a prompt being read is read to its end first.
 fn streamed_completion(
     shared: Arc<Shared>,
-    lease: SlotLease,
+    lease: Option<SlotLease>,
     completion: Completion,
-    return_progress: bool,
+    first: StreamStep,
 ) -> Response {
-    let first = if return_progress && completion.prompt_tokens > 0 {
-        StreamStep::Progress {
-            processed: 0,
-            started: tokio::time::Instant::now(),
-        }
-    } else {
-        StreamStep::Role
-    };
     let state = (shared, lease, completion, first);
-    let stream = futures_util::stream::unfold(
-        state,
-        |(shared, mut lease, completion, step)| async move {
+    let stream =
+        futures_util::stream::unfold(state, |(shared, mut lease, completion, step)| async move {
             let (bytes, next) = match step {
-                StreamStep::Progress { processed, started } => {
-                    if processed > 0 {
-                        stream_step(&shared, &lease, |inner| inner.prompt_pace).await?;
+                StreamStep::Reading(mut events) => match events.recv().await? {
+                    PromptEvent::Progress { processed, time_ms } => {
+                        let mut chunk = completion.role_chunk();
+                        chunk["prompt_progress"] = json!({
+                            "total": completion.prompt_tokens,
+                            "cache": completion.cached,
+                            "processed": processed,
+                            "time_ms": time_ms,
+                        });
+                        (sse_event(&chunk), StreamStep::Reading(events))
                     }
-                    let total = completion.prompt_tokens;
-                    let next = if processed < total {
-                        let batch = shared.lock().batch_tokens;
-                        StreamStep::Progress {
-                            processed: (processed + batch).min(total),
-                            started,
-                        }
-                    } else {
-                        StreamStep::Role
-                    };
-                    let mut chunk =
-                        completion.chunk(json!({"role": "assistant", "content": null}), None);
-                    chunk["prompt_progress"] = json!({
-                        "total": total,
-                        "cache": 0,
-                        "processed": processed,
-                        "time_ms": started.elapsed().as_millis() as u64,
-                    });
-                    (sse_event(&chunk), next)
-                }
-                StreamStep::Role => (
-                    sse_event(
-                        &completion.chunk(json!({"role": "assistant", "content": null}), None),
-                    ),
-                    if completion.tokens.is_empty() {
-                        StreamStep::Final
-                    } else {
-                        StreamStep::Token(0)
-                    },
-                ),
+                    PromptEvent::Read(read) => {
+                        lease = Some(read);
+                        (sse_event(&completion.role_chunk()), completion.after_role())
+                    }
+                },
+                StreamStep::Role => (sse_event(&completion.role_chunk()), completion.after_role()),
                 StreamStep::Token(index) => {
-                    stream_step(&shared, &lease, |inner| inner.token_pace).await?;
-                    lease.tokens_sent = index + 1;
-                    if let Some(state) = shared.lock().model_mut(&lease.model) {
+                    let answering = lease
+                        .as_mut()
+                        .expect("the answer starts once the prompt read handed the slot back");
+                    stream_step(&shared, answering, |inner| inner.token_pace).await?;
+                    answering.tokens_sent = index + 1;
+                    if let Some(state) = shared.lock().model_mut(&answering.model) {
                         state.tokens_streamed += 1;
                     }
                     let next = if index + 1 < completion.tokens.len() {
@@ -705,11 +897,13 @@ fn streamed_completion(
                 StreamStep::Final => {
                     let mut chunk = completion.chunk(json!({}), Some(completion.finish_reason));
                     chunk["usage"] = completion.usage();
-                    chunk["timings"] = json!({"predicted_n": completion.tokens.len(), "prompt_n": completion.prompt_tokens});
+                    chunk["timings"] = completion.timings();
                     (sse_event(&chunk), StreamStep::Done)
                 }
                 StreamStep::Done => {
-                    lease.finished = true;
+                    if let Some(finished) = lease.as_mut() {
+                        finished.finished = true;
+                    }
                     (Bytes::from_static(b"data: [DONE]\n\n"), StreamStep::Ended)
                 }
                 StreamStep::Ended => return None,
@@ -718,8 +912,7 @@ fn streamed_completion(
                 Ok::<Bytes, std::io::Error>(bytes),
                 (shared, lease, completion, next),
             ))
-        },
-    );
+        });
     (
         StatusCode::OK,
         [
@@ -729,6 +922,166 @@ fn streamed_completion(
         Body::from_stream(stream),
     )
         .into_response()
+}
+
+/// `POST /apply-template`: the prompt text a chat request's messages make, `{"prompt"}`.
+async fn apply_template(
+    State(shared): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    bytes: Bytes,
+) -> Response {
+    let body = match parse_body(&bytes) {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let prompt = match messages_of(&body) {
+        Ok(messages) => render_chat(messages),
+        Err(response) => return response,
+    };
+    if let Err(response) = resolve_post_model(&shared, &body, &query, Endpoint::ApplyTemplate).await
+    {
+        return response;
+    }
+    Json(json!({"prompt": prompt})).into_response()
+}
+
+/// `POST /tokenize`: `{"tokens": [ids]}`, or `[{"id","piece"}]` with `with_pieces`; no `content`
+/// tokenizes nothing, as on llama-server.
+async fn tokenize_prompt(
+    State(shared): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    bytes: Bytes,
+) -> Response {
+    let body = match parse_body(&bytes) {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let text = match body.get("content") {
+        None => "",
+        Some(Value::String(text)) => text.as_str(),
+        Some(_) => return invalid_request("\"content\" must be a string"),
+    };
+    if let Err(response) = resolve_post_model(&shared, &body, &query, Endpoint::Tokenize).await {
+        return response;
+    }
+    let pieces = prompt_pieces(text, flag(&body, "add_special", false));
+    let tokens: Vec<Value> = if flag(&body, "with_pieces", false) {
+        pieces
+            .into_iter()
+            .map(|(id, piece)| json!({"id": id, "piece": piece}))
+            .collect()
+    } else {
+        pieces.into_iter().map(|(id, _)| json!(id)).collect()
+    };
+    Json(json!({"tokens": tokens})).into_response()
+}
+
+/// The `prompt` of a `/completion` body: text (tokenized with BOS, as llama-server does) or
+/// token ids.
+fn completion_prompt(body: &Value) -> Result<Vec<u32>, Response> {
+    let prompt = match body.get("prompt") {
+        None => return Err(invalid_request("\"prompt\" must be provided")),
+        Some(Value::String(text)) => prompt_tokens(text, true),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| item.as_u64().and_then(|id| u32::try_from(id).ok()))
+            .collect::<Option<Vec<u32>>>()
+            .ok_or_else(|| {
+                invalid_request("\"prompt\" must be a string or an array of token ids")
+            })?,
+        Some(_) => {
+            return Err(invalid_request(
+                "\"prompt\" must be a string or an array of token ids",
+            ))
+        }
+    };
+    if prompt.is_empty() {
+        return Err(invalid_request("the prompt is empty"));
+    }
+    Ok(prompt)
+}
+
+/// `POST /completion`: reads `prompt` into a slot's cache at the prompt pace, to its end even if
+/// the client goes, then answers `n_predict` tokens (none for 0; all of the reply for -1, the
+/// default), sent whole: the stand-in streams only chat completions.
+async fn completion(
+    State(shared): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    bytes: Bytes,
+) -> Response {
+    let body = match parse_body(&bytes) {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let prompt = match completion_prompt(&body) {
+        Ok(prompt) => prompt,
+        Err(response) => return response,
+    };
+    let model = match resolve_post_model(&shared, &body, &query, Endpoint::Completion).await {
+        Ok(model) => model,
+        Err(response) => return response,
+    };
+    if flag(&body, "stream", false) {
+        return error(
+            StatusCode::NOT_IMPLEMENTED,
+            "the stand-in streams /v1/chat/completions only; ask /completion without stream",
+            "not_supported_error",
+        );
+    }
+    let n_predict = body.get("n_predict").and_then(Value::as_i64).unwrap_or(-1);
+    let reuse_cache = flag(&body, "cache_prompt", true);
+    let Some(lease) =
+        SlotLease::acquire(&shared, &model, Endpoint::Completion, &prompt, reuse_cache)
+    else {
+        return invalid_request(&format!("model '{model}' not found"));
+    };
+    let cached = lease.cached;
+    let total = prompt.len();
+    let mut events = spawn_prompt_read(&shared, lease, prompt);
+    // If the client goes meanwhile, this future is dropped and the read goes on without it.
+    let mut lease = loop {
+        match events.recv().await {
+            Some(PromptEvent::Progress { .. }) => continue,
+            Some(PromptEvent::Read(lease)) => break lease,
+            None => {
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "stand-in stopped",
+                    "unavailable_error",
+                )
+            }
+        }
+    };
+    let (tokens, stop_type) = if n_predict == 0 {
+        (Vec::new(), "limit")
+    } else {
+        let limit = usize::try_from(n_predict).ok();
+        match answer_tokens(&shared, &model, limit) {
+            (tokens, "length") => (tokens, "limit"),
+            (tokens, _) => (tokens, "eos"),
+        }
+    };
+    decode_unstreamed(&shared, &lease, tokens.len()).await;
+    lease.tokens_sent = tokens.len();
+    lease.finished = true;
+    let slot = lease.slot;
+    drop(lease);
+    Json(json!({
+        "index": 0,
+        "content": tokens.concat(),
+        "tokens": [],
+        "id_slot": slot,
+        "stop": true,
+        "model": model,
+        "tokens_predicted": tokens.len(),
+        "tokens_evaluated": total,
+        "tokens_cached": total + tokens.len(),
+        "truncated": false,
+        "stop_type": stop_type,
+        "stopping_word": "",
+        "timings": {"cache_n": cached, "prompt_n": total - cached, "predicted_n": tokens.len()},
+    }))
+    .into_response()
 }
 
 /// A deterministic bag-of-words embedding: texts sharing words get similar vectors.

@@ -9,8 +9,7 @@
 //!   the setters ([`StandIn::set_ready`], [`StandIn::set_busy`], [`StandIn::set_model_status`],
 //!   [`StandIn::push_reply`], [`StandIn::inject_fault`], …) and read its counters
 //!   ([`StandIn::requests`], [`StandIn::loads`], [`StandIn::stream_drops`],
-//!   [`StandIn::tokens_streamed`], …). It stops when
-//!   dropped.
+//!   [`StandIn::tokens_streamed`], [`StandIn::prompt_reads`], …). It stops when dropped.
 //! - [`StandInConfig`] says what to serve: [`Mode::Single`] (one model, `GET /v1/models`) or
 //!   [`Mode::Router`] (many models with a [`ModelStatus`] each, `GET /models`), the API key, the
 //!   token pace, the prompt pace and batch size, the contention factor, the slot count, the
@@ -30,17 +29,38 @@
 //!   `?model=`. Like the real server, `/slots` **wakes a sleeping model** (in both modes, even
 //!   with `autoload=false`); `GET /props` reports `is_sleeping` without waking it.
 //! - `GET /slots` reports `is_processing` per slot: true while a test forces it
-//!   ([`StandIn::set_busy`]) or while a completion holds the slot. A streamed completion frees its
-//!   slot the moment the client's connection is seen gone, and records when
-//!   ([`StandIn::stream_drops`]).
-//! - A streamed completion asking `"return_progress": true` first reads its prompt: its prompt
-//!   tokens (the `usage.prompt_tokens` it reports) in batches of
-//!   [`StandInConfig::batch_tokens`] (llama-server's `n_batch`), one
-//!   [`StandInConfig::prompt_pace`] each, holding its slot. It sends a chunk with
+//!   ([`StandIn::set_busy`]) or while a completion holds the slot. A streamed completion's answer
+//!   stops, and its slot is freed, the moment the client's connection is seen gone, and the
+//!   stand-in records when ([`StandIn::stream_drops`]).
+//! - A prompt is text the server renders and tokenizes itself: `POST /apply-template`
+//!   (`{messages}` → `{"prompt"}`) renders messages with a fixed ChatML template
+//!   (`<|im_start|>{role}\n{content}<|im_end|>\n` each, then `<|im_start|>assistant\n`), and
+//!   `POST /tokenize` (`{content, add_special, with_pieces}` → `{"tokens"}`) splits text into
+//!   words with their leading whitespace, one token id each (a hash of the word), after a BOS id
+//!   ([`BOS_TOKEN`]) when `add_special`. A chat request's prompt is its messages rendered and
+//!   tokenized that way, BOS included; its `usage.prompt_tokens` counts them.
+//! - Each slot keeps a prompt cache: the tokens it read last. A request takes the idle slot whose
+//!   cache shares the longest prefix with its prompt and reads only the tokens after that prefix
+//!   (at least one, as llama-server must evaluate one to sample); `"cache_prompt": false`
+//!   reuses nothing. `POST /completion` with `"n_predict": 0` and a `prompt` (text, or token ids
+//!   as `/tokenize` gave them) only reads the prompt into the slot's cache and answers
+//!   `{"content":"","tokens_cached","tokens_evaluated","timings":{"cache_n","prompt_n"},…}`
+//!   (another `n_predict` answers that many tokens after it, sent whole; `"stream": true` there
+//!   answers 501). The three routes take the key and, in router mode, the body's `model`, like
+//!   the chat route.
+//! - A prompt is read in batches of [`StandInConfig::batch_tokens`] (llama-server's `n_batch`),
+//!   one [`StandInConfig::prompt_pace`] each, holding the slot: always for `/completion`, and for
+//!   a streamed chat completion asking `"return_progress": true`, which sends a chunk with
 //!   `"delta":{"role":"assistant","content":null}` and
-//!   `"prompt_progress":{"total","cache":0,"processed","time_ms"}` at once (`processed` 0), then
-//!   one per batch until `processed` reaches `total`, then the tokens. Without it the prompt takes
-//!   no time and no such chunk is sent.
+//!   `"prompt_progress":{"total","cache","processed","time_ms"}` at once (`processed` is the
+//!   cached prefix, 0 without one; it counts the cache, as llama-server's does), then one per
+//!   batch until `processed` reaches `total`, then the tokens. A chat completion without it reads
+//!   its prompt in no time and sends no such chunk.
+//! - **A prompt being read is read to its end even when the client has gone**, as on the real
+//!   server (measured: a review prompt dropped 0.5 s in kept llama-server reading for 63 s): the
+//!   slot stays busy until the last batch, and only then is the drop seen and the slot freed.
+//!   Every read is logged ([`StandIn::prompt_reads`]: total, cached, when, whether the client was
+//!   gone by its end).
 //! - Slots of one model share the compute, as llama-server batches every busy slot together:
 //!   while another slot of the model is busy (forced or by another request), each token step
 //!   (streamed or not) and each prompt batch of a completion takes
@@ -86,6 +106,8 @@ pub const DEFAULT_BATCH_TOKENS: usize = 2048;
 /// Default slowdown of a step while another slot of the model is busy: in the range measured
 /// on llama.cpp (~8 ms token gaps became 1.3–3 s while another client's prompt was processed).
 pub const DEFAULT_CONTENTION_FACTOR: f64 = 25.0;
+/// The id `/tokenize` puts first when asked `add_special` (a chat prompt always starts with it).
+pub const BOS_TOKEN: u32 = 1;
 /// Default number of slots per model (llama-server's `--parallel`).
 pub const DEFAULT_SLOTS: usize = 2;
 /// The reply a completion gets when no scripted reply is queued for its model.
@@ -325,6 +347,12 @@ pub enum Endpoint {
     Slots,
     /// `POST /v1/chat/completions`, `POST /chat/completions`.
     ChatCompletions,
+    /// `POST /completion`, `POST /completions`: llama-server's own completion on a prompt.
+    Completion,
+    /// `POST /tokenize`.
+    Tokenize,
+    /// `POST /apply-template`.
+    ApplyTemplate,
     /// `POST /v1/embeddings`, `POST /embeddings`.
     Embeddings,
     /// `POST /models/load`, `POST /models/unload` (router mode).
@@ -341,6 +369,9 @@ impl Endpoint {
             "/models" | "/v1/models" => Endpoint::Models,
             "/slots" => Endpoint::Slots,
             "/v1/chat/completions" | "/chat/completions" => Endpoint::ChatCompletions,
+            "/completion" | "/completions" => Endpoint::Completion,
+            "/tokenize" => Endpoint::Tokenize,
+            "/apply-template" => Endpoint::ApplyTemplate,
             "/v1/embeddings" | "/embeddings" => Endpoint::Embeddings,
             "/models/load" | "/models/unload" => Endpoint::ModelsAdmin,
             _ => Endpoint::Other,
@@ -375,9 +406,12 @@ pub struct LoadEvent {
     pub at: Instant,
 }
 
-/// A streamed completion whose client went away before the last chunk.
+/// A completion whose client went away before its last chunk (or, for a `/completion`, its
+/// answer): seen at the next write, which for a prompt being read is after its last batch.
 #[derive(Debug, Clone)]
 pub struct StreamDrop {
+    /// Where the request came in ([`Endpoint::ChatCompletions`] or [`Endpoint::Completion`]).
+    pub endpoint: Endpoint,
     /// The model the completion ran on.
     pub model: String,
     /// The slot it held (freed at `at`).
@@ -386,6 +420,27 @@ pub struct StreamDrop {
     pub tokens_sent: usize,
     /// When the stand-in saw the drop and freed the slot.
     pub at: Instant,
+}
+
+/// One prompt a request had a slot read, logged when the read ended.
+#[derive(Debug, Clone)]
+pub struct PromptRead {
+    /// Where the request came in ([`Endpoint::ChatCompletions`] or [`Endpoint::Completion`]).
+    pub endpoint: Endpoint,
+    /// The model read on.
+    pub model: String,
+    /// The slot that read it.
+    pub slot: usize,
+    /// The prompt's tokens (`prompt_progress.total`).
+    pub total: usize,
+    /// Tokens found in the slot's cache and not read again (`prompt_progress.cache`).
+    pub cached: usize,
+    /// When the read started (the request had its slot).
+    pub started: Instant,
+    /// When the last batch was read (`started` for a read that takes no time).
+    pub ended: Instant,
+    /// Whether the client was seen gone by the end of the read (it was read to its end anyway).
+    pub client_gone: bool,
 }
 
 /// One request as the stand-in received it (before faults, readiness or auth).
@@ -407,6 +462,8 @@ pub(crate) struct SlotState {
     pub(crate) forced_busy: bool,
     pub(crate) in_flight: usize,
     pub(crate) id_task: i64,
+    /// The prompt cache: the tokens this slot read last, as far as it read them.
+    pub(crate) cache: Vec<u32>,
 }
 
 impl SlotState {
@@ -441,6 +498,10 @@ pub(crate) struct Inner {
     pub(crate) requests: Vec<RequestRecord>,
     pub(crate) loads: Vec<LoadEvent>,
     pub(crate) drops: Vec<StreamDrop>,
+    pub(crate) prompt_reads: Vec<PromptRead>,
+    /// Prompt reads under way apart from their request (they outlive a client that went);
+    /// each ends at its prompt's end or when the stand-in stops, and [`StandIn::stop`] waits.
+    pub(crate) readers: Vec<JoinHandle<()>>,
     pub(crate) chat_bodies: Vec<serde_json::Value>,
     pub(crate) next_task_id: i64,
     pub(crate) created: u64,
@@ -504,6 +565,7 @@ impl StandIn {
                         forced_busy: false,
                         in_flight: 0,
                         id_task: -1,
+                        cache: Vec::new(),
                     })
                     .collect(),
                 replies: VecDeque::new(),
@@ -529,6 +591,8 @@ impl StandIn {
                 requests: Vec::new(),
                 loads: Vec::new(),
                 drops: Vec::new(),
+                prompt_reads: Vec::new(),
+                readers: Vec::new(),
                 chat_bodies: Vec::new(),
                 next_task_id: 0,
                 created: SystemTime::now()
@@ -712,7 +776,8 @@ impl StandIn {
         self.shared.lock().loads.clone()
     }
 
-    /// Streamed completions whose client went away, since start or the last reset.
+    /// Completions (streamed chat, or `/completion`) whose client went away, since start or the
+    /// last reset, in the order the stand-in saw them gone.
     pub fn stream_drops(&self) -> Vec<StreamDrop> {
         self.shared.lock().drops.clone()
     }
@@ -728,13 +793,28 @@ impl StandIn {
             .map_or(0, |state| state.tokens_streamed)
     }
 
+    /// Prompts read since start or the last reset (chat completions and `/completion`), in the
+    /// order their reads ended. A test waits on it for "the prompt was read to its end".
+    pub fn prompt_reads(&self) -> Vec<PromptRead> {
+        self.shared.lock().prompt_reads.clone()
+    }
+
+    /// How many tokens a slot's prompt cache holds now; 0 for an unknown model or slot.
+    pub fn cached_tokens(&self, model: &str, slot: usize) -> usize {
+        self.shared
+            .lock()
+            .model(model)
+            .and_then(|state| state.slots.get(slot))
+            .map_or(0, |slot| slot.cache.len())
+    }
+
     /// Bodies of the chat completion requests received, oldest first.
     pub fn chat_requests(&self) -> Vec<serde_json::Value> {
         self.shared.lock().chat_bodies.clone()
     }
 
-    /// Zeroes the request and streamed-token counters and clears the request, load, drop and
-    /// chat logs.
+    /// Zeroes the request and streamed-token counters and clears the request, load, drop,
+    /// prompt-read and chat logs (not the slots' prompt caches).
     pub fn reset_counters(&self) {
         let mut inner = self.shared.lock();
         inner.counts.clear();
@@ -744,16 +824,25 @@ impl StandIn {
         inner.requests.clear();
         inner.loads.clear();
         inner.drops.clear();
+        inner.prompt_reads.clear();
         inner.chat_bodies.clear();
     }
 
-    /// Stops accepting connections, ends hanging and streaming responses, and waits (briefly)
-    /// for the server task to finish.
+    /// Stops accepting connections, ends hanging and streaming responses and prompt reads, and
+    /// waits (briefly) for the server task and the reads to finish.
     pub async fn stop(mut self) {
         let _ = self.shutdown.send(true);
-        if let Some(task) = self.task.take() {
-            let _ = tokio::time::timeout(STOP_DEADLINE, task).await;
-        }
+        let readers = std::mem::take(&mut self.shared.lock().readers);
+        let task = self.task.take();
+        let _ = tokio::time::timeout(STOP_DEADLINE, async move {
+            if let Some(task) = task {
+                let _ = task.await;
+            }
+            for reader in readers {
+                let _ = reader.await;
+            }
+        })
+        .await;
     }
 }
 
