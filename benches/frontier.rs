@@ -118,7 +118,7 @@ fn main() {
     let mut rows = Vec::new();
     for (name, seeds) in [("tuning", &tuning), ("report", &report)] {
         let baselines = parallel(seeds, |seed| {
-            let day = trace::generate(seed, DEFAULT_HOURS).expect("a generated day");
+            let day = trace::generate(*seed, DEFAULT_HOURS).expect("a generated day");
             let simulation =
                 lull::sim::run_with(&day, &settings_of(GRID[0])).expect("the simulation runs");
             (day, simulation)

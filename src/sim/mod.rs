@@ -166,7 +166,10 @@ pub fn run_with(trace: &Trace, scheduler: &SchedulerConfig) -> Result<Simulation
 
 /// The `lull` policy alone on `trace` with these settings: what a sweep of settings needs, the
 /// other two policies not depending on them.
-pub fn run_lull_with(trace: &Trace, scheduler: &SchedulerConfig) -> Result<PolicyMetrics, SimError> {
+pub fn run_lull_with(
+    trace: &Trace,
+    scheduler: &SchedulerConfig,
+) -> Result<PolicyMetrics, SimError> {
     on_virtual_clock(trace, &Policy::Lull(scheduler.clone()))
 }
 
@@ -390,7 +393,8 @@ impl Simulation {
             },
             Target {
                 claim: "lull delivered-only p50 delay ≤ 1.25× hermes' (DESIGN: on the median day)",
-                holds: lull.delay_delivered_p50_s <= DELIVERED_P50_RATIO * hermes.delay_delivered_p50_s,
+                holds: lull.delay_delivered_p50_s
+                    <= DELIVERED_P50_RATIO * hermes.delay_delivered_p50_s,
                 figures: format!(
                     "{:.1} s vs {:.1} s ({:.2}×; with lost reviews counted: {:.1} s vs {:.1} s)",
                     lull.delay_delivered_p50_s,

@@ -200,7 +200,7 @@ async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<Her
         if !aged_out && !probe.read().await.idle {
             continue;
         }
-        let mut item = {
+        let item = {
             let mut state = shared.state();
             let Some(oldest) = (0..state.queue.len()).min_by_key(|&i| state.queue[i].enqueued)
             else {

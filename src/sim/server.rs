@@ -36,14 +36,17 @@ const SIM_ANSWER: &str = r#"{"candidates":[]}"#;
 /// Time between two streamed tokens of a learning request while it has the GPU to itself.
 const TOKEN_STEP: Duration = Duration::from_millis(100);
 /// How much longer our token gap is while another slot decodes beside ours (both in one batch).
-/// Measured on the real llama-server (see [`OtherSlot`]): 1.8× beside a short prompt's answer,
-/// 3.4× beside a long prompt's (a longer context to attend over); the middle is taken.
-const DECODE_SLOWDOWN: f64 = 2.5;
+/// Measured on the real llama-server (see [`OtherSlot`]): 1.7–2.1× beside the answer to a
+/// ~120-token prompt, 2.2–2.4× beside the answer to a ~1.8k-token one (a longer context to
+/// attend over); the median of the six runs is taken.
+const DECODE_SLOWDOWN: f64 = 2.2;
 /// Share of a live turn spent processing its prompt, before its answer streams. Measured on the
-/// real llama-server (see [`OtherSlot`]): a ~100-token prompt with a 32-token answer spends
-/// PROMPT_SHARE_MEASURED of its time there, a ~2k-token prompt nearly all of it; the short case
-/// is taken, the kinder to a stall detector (a shorter silence).
-const PROMPT_SHARE: f64 = 0.5;
+/// real llama-server (see [`OtherSlot`]): 0.46–0.49 of a turn of a ~120-token prompt and a
+/// 32-token answer, 0.92–0.93 with a ~1.8k-token prompt; the short prompt's is taken (the
+/// shorter silence, the kinder to a stall detector). A real answer is longer than 32 tokens,
+/// which would shorten the share; on this machine any prompt of more than ~70 new tokens still
+/// silences our stream past the pace's 500 ms floor.
+const PROMPT_SHARE: f64 = 0.47;
 /// Starts every transcript message, followed by `<session number>:<message index>`.
 const MESSAGE_MARK: &str = "lull-sim-message ";
 
@@ -104,12 +107,13 @@ impl Snapshot {
 ///
 /// Based on `scripts/llama/measure_stall.py` (issue 16): the real llama-server with the real
 /// model (SmolLM2-135M-Instruct Q4_1), two slots, one decode thread, on the 2-core development
-/// machine with nothing else running (figures in `bench/results/stall.json`). Our stream
-/// decoded alone at a token every STALL_ALONE; while another client's prompt was processed
-/// our stream got **no token at all** until that prompt was read (a ~100-token prompt: one gap
-/// of STALL_SHORT; a ~2k-token prompt: gaps of STALL_LONG, one per prompt batch); while the
-/// other client then decoded its answer beside ours, our gaps were 1.8× (after the short prompt)
-/// to 3.4× (after the long one) our pace alone. So the model: silent while a live turn reads its
+/// machine with no build running (figures in `bench/results/stall.json`, three runs per prompt
+/// size). Our stream decoded alone at a token every 15–17 ms (median); while another client's
+/// prompt was processed our stream got **no token at all** until that prompt was read: one gap
+/// of 0.83–0.87 s for a ~120-token prompt (read in 0.83–0.87 s), of 14.1–16.6 s for a
+/// ~1.8k-token one (read in 14.1–16.6 s; 22–26 s gaps, one per 2048-token batch, for ~3.6k
+/// tokens in an earlier run); while the other client then decoded its answer beside ours, our
+/// gaps were 1.7–2.4× our pace alone. So the model: silent while a live turn reads its
 /// prompt (its first [`PROMPT_SHARE`]), [`DECODE_SLOWDOWN`] × [`TOKEN_STEP`] while it answers
 /// or another learning request decodes, [`TOKEN_STEP`] alone. The completion time is not
 /// stretched: the model keeps the review's modelled decode time, and only the stream's pace
@@ -226,7 +230,9 @@ impl SimServer {
         let now = Instant::now();
         let mut state = self.state();
         state.book(now);
-        state.live.insert(turn, now + duration.mul_f64(PROMPT_SHARE));
+        state
+            .live
+            .insert(turn, now + duration.mul_f64(PROMPT_SHARE));
     }
 
     /// Live turn `turn` frees its slot.
