@@ -248,6 +248,25 @@ fn lull_contention_is_at_most_one_percent_of_immediates() {
     }
 }
 
+/// FIXME(issue 16): DESIGN §7's contention target misses on one of the 30 report days, seed 37:
+/// 68.4 s vs immediate's 913.3 s (7.5 %). A review there waits 30 min through a busy stretch and
+/// dispatches by age (`max_age_s` 1800: deferral may delay learning, never lose it), beside the
+/// person's turns; with `max_age_s` 3600 the same day has no contention at all. The simulator
+/// before issue 16 gave the same miss (68.4 s vs 904.1 s). Asserted as it is today.
+#[test]
+fn seed_37_misses_the_contention_target_by_an_aged_out_review() {
+    let day = run(&generate(37, HOURS).unwrap()).unwrap();
+    let (lull, immediate) = (&day.policies.lull, &day.policies.immediate);
+    assert!(
+        lull.contention_s > 0.01 * immediate.contention_s && lull.contention_s < 100.0,
+        "seed 37 changed: {} s vs {} s\n{}",
+        lull.contention_s,
+        immediate.contention_s,
+        day.table()
+    );
+    assert_eq!(lull.lost, 0);
+}
+
 #[test]
 fn lull_loses_no_review() {
     for (seed, day) in days() {
@@ -260,8 +279,8 @@ fn lull_loses_no_review() {
 /// median day. Issue 6 claimed more, a p50 no worse than Hermes' on every day; that rested on
 /// Hermes' losses, which its old restarts (always inside its settle window) made certain. With
 /// restarts at random moments Hermes loses little, and Lull's delivered p50 is above Hermes' on
-/// five of these six days (1.13–1.48×; 23 of the 30 report days stay within 1.25×, see
-/// `bench/results/frontier.md`): Lull trades some delay for not taking the GPU.
+/// 27 of the 30 report days (median 1.22×; within 1.25× on 16, see `bench/results/frontier.md`): Lull trades some delay for not
+/// taking the GPU, and on the median report day it is close to the limit.
 #[test]
 fn lull_delivered_median_delay_is_within_a_quarter_of_hermes_on_the_median_day() {
     let mut ratios = Vec::new();

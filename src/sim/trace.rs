@@ -413,6 +413,10 @@ pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
         }
         if turns > 0 && session_index % day::RESTART_EVERY_SESSIONS == 1 {
             restarts += 1;
+            // Before issue 16 a restart was placed here, a few seconds after this session's
+            // end. The draw is kept (and unused) so that a seed still draws the activity it drew
+            // then, and today's figures compare with earlier reports on the same days.
+            let _ = uniform(&mut rng, (2.0, 12.0));
         }
         now = session_end.max(now)
             + if rng.random_bool(day::LONG_BREAK_P) {
@@ -437,7 +441,7 @@ pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
         at += duration + exponential(&mut rng, day::FOREIGN_MEAN_GAP_S);
     }
 
-    // Restarts, drawn last so the day's activity is the one the same seed drew before.
+    // Restarts, drawn last: where they fall never moves the day's activity.
     for _ in 0..restarts {
         events.push(TraceEvent::Restart {
             at: uniform(&mut rng, (0.0, day_end)),
