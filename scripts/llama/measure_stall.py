@@ -16,6 +16,9 @@ gaps between them are summarised per window: alone, while the other client's pro
 
 Standard library only (http.client). Prints one JSON object: per prompt size, every run's window
 statistics (median and max gap, count, and the total stalled time over the alone pace).
+`bench/results/stall.json` is a run with the defaults; `bench/results/stall-3600-tokens.json`
+one with `--short 100 --long 2000` (~200 and ~3.6k tokens). Run it with nothing else busy: the
+server has one decode thread on a 2-core machine.
 """
 
 import argparse
@@ -44,8 +47,8 @@ def free_port():
 
 
 def prompt_of(n_words, rng):
-    # A unique prefix defeats the prompt cache between runs; SmolLM2's tokenizer gives roughly
-    # one token per word of this vocabulary (the server's `timings.prompt_n` is reported too).
+    # A unique prefix defeats the prompt cache between runs; SmolLM2's tokenizer gives about two
+    # tokens per word of this vocabulary (the server's `timings.prompt_n` is reported too).
     nonce = "%08x" % rng.getrandbits(32)
     return nonce + " " + " ".join(rng.choice(WORDS) for _ in range(n_words))
 
@@ -148,8 +151,10 @@ def main():
     parser.add_argument("--server", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--short", type=int, default=100, help="words of the short prompt")
-    parser.add_argument("--long", type=int, default=2000, help="words of the long prompt")
+    parser.add_argument("--short", type=int, default=50,
+                        help="words of the short prompt (50: ~120 tokens)")
+    parser.add_argument("--long", type=int, default=1000,
+                        help="words of the long prompt (1000: ~1.8k tokens)")
     parser.add_argument("--threads", default="1")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--json", help="also write the result here")

@@ -111,13 +111,22 @@ impl Snapshot {
 /// size). Our stream decoded alone at a token every 15–17 ms (median); while another client's
 /// prompt was processed our stream got **no token at all** until that prompt was read: one gap
 /// of 0.83–0.87 s for a ~120-token prompt (read in 0.83–0.87 s), of 14.1–16.6 s for a
-/// ~1.8k-token one (read in 14.1–16.6 s; 22–26 s gaps, one per 2048-token batch, for ~3.6k
-/// tokens in an earlier run); while the other client then decoded its answer beside ours, our
-/// gaps were 1.7–2.4× our pace alone. So the model: silent while a live turn reads its
-/// prompt (its first [`PROMPT_SHARE`]), [`DECODE_SLOWDOWN`] × [`TOKEN_STEP`] while it answers
-/// or another learning request decodes, [`TOKEN_STEP`] alone. The completion time is not
-/// stretched: the model keeps the review's modelled decode time, and only the stream's pace
-/// shows the contention.
+/// ~1.8k-token one (read in 14.1–16.6 s; with ~3.6k tokens, 3–4 gaps of up to 22–26 s over
+/// 42–48 s, `bench/results/stall-3600-tokens.json`); while the other client then decoded its
+/// answer beside ours, our gaps were 1.7–2.4× our pace alone. So the model: silent while a live
+/// turn reads its prompt (its first [`PROMPT_SHARE`]), [`DECODE_SLOWDOWN`] × [`TOKEN_STEP`]
+/// while it answers or another learning request decodes, [`TOKEN_STEP`] alone. The measured
+/// machine is a CPU and the modelled one a laptop GPU, so the model takes shares and ratios from
+/// the measurement, not seconds. The completion time is not stretched: the model keeps the
+/// review's modelled decode time, and only the stream's pace shows the contention.
+///
+/// What it means for Lull's pace detector: a turn's prompt phase here is 0.9 s or more (the
+/// shortest turn is 2 s), past the detector's 500 ms floor, so Lull still notices every turn of
+/// another client — as it would on the real server, where any prompt of more than ~70 new tokens
+/// silenced our stream that long. What the model leaves out is a turn whose prompt the server
+/// has nearly all cached (a follow-up in one conversation): its silence can be under the floor,
+/// and then only the 1.7–2.4× slower answer phase shows, which the detector does not call a
+/// stall.
 enum OtherSlot {
     /// Nobody else is on the server.
     Idle,
