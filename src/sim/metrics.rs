@@ -7,10 +7,12 @@
 //! runs from its submission to that moment, or is zero if that came first; a snapshot never
 //! covered by the end of the drain window is *lost*.
 //!
-//! A lost snapshot still has a delay: the time it had waited when the run ended, a lower bound
-//! of a delay that never ends. Leaving it out would let a policy improve its percentiles by
-//! losing its slowest reviews (survivorship bias): Hermes' median would then rank only the
-//! reviews it kept.
+//! Delay is reported twice (DESIGN §7). In `delay_p50_s` / `delay_p95_s` a lost snapshot still
+//! has a delay: the time it had waited when the run ended, a lower bound of a delay that never
+//! ends; leaving it out there would let a policy improve its percentiles by losing its slowest
+//! reviews. But that same rule lets a policy that loses nothing win the median on the losses of
+//! another, so `delay_delivered_p50_s` / `_p95_s` rank only the `delivered` (covered) snapshots:
+//! what a review that does arrive waits.
 
 use std::collections::HashMap;
 
@@ -19,7 +21,8 @@ use tokio::time::Instant;
 
 use super::server::Tally;
 
-/// One policy's figures; the six fields named in the issue are the `latest.json` contract.
+/// One policy's figures; the fields are the `latest.json` contract (issue 6's six, and issue 16's
+/// `delivered`, `delay_delivered_p50_s`, `delay_delivered_p95_s`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyMetrics {
     /// Decode-seconds of learning overlapping a live turn (reported or not).
@@ -31,6 +34,12 @@ pub struct PolicyMetrics {
     pub delay_p50_s: f64,
     /// 95th percentile of the same.
     pub delay_p95_s: f64,
+    /// Snapshots covered by a finished review (submitted minus `lost`).
+    pub delivered: u64,
+    /// Median seconds from submission to coverage over the delivered snapshots only.
+    pub delay_delivered_p50_s: f64,
+    /// 95th percentile of the same.
+    pub delay_delivered_p95_s: f64,
     /// Decode-seconds thrown away by preemption.
     pub wasted_s: f64,
     /// Requests to the managed server: probe reads plus review requests.
@@ -64,8 +73,7 @@ impl PolicyMetrics {
     /// per review it actually delivered (a policy that loses reviews also spends nothing more
     /// on them).
     pub fn requests_per_covered_review(&self) -> f64 {
-        let covered = self.detail.submitted.saturating_sub(self.lost);
-        self.server_requests as f64 / covered.max(1) as f64
+        self.server_requests as f64 / self.delivered.max(1) as f64
     }
 }
 
@@ -78,6 +86,7 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
         completions.entry(session).or_default().push((snapshot, at));
     }
     let mut delays = Vec::new();
+    let mut delivered_delays = Vec::new();
     let mut lost = 0;
     for (index, snapshot) in tally.snapshots.iter().enumerate() {
         let covered = completions
@@ -91,14 +100,22 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
             lost += 1;
             tally.ended
         });
-        delays.push((done - snapshot.submitted).as_secs_f64());
+        let delay = (done - snapshot.submitted).as_secs_f64();
+        delays.push(delay);
+        if covered.is_some() {
+            delivered_delays.push(delay);
+        }
     }
     delays.sort_by(f64::total_cmp);
+    delivered_delays.sort_by(f64::total_cmp);
     PolicyMetrics {
         contention_s: round(tally.contention_s),
         lost,
         delay_p50_s: round(percentile(&delays, 0.50)),
         delay_p95_s: round(percentile(&delays, 0.95)),
+        delivered: delivered_delays.len() as u64,
+        delay_delivered_p50_s: round(percentile(&delivered_delays, 0.50)),
+        delay_delivered_p95_s: round(percentile(&delivered_delays, 0.95)),
         wasted_s: round(tally.wasted_s),
         server_requests: tally.probe_requests + tally.llm_requests,
         detail: PolicyDetail {
@@ -162,6 +179,10 @@ mod tests {
         // 10, 30 and the lost one's 100: without it the median would be 10.
         assert_eq!(metrics.delay_p50_s, 30.0);
         assert_eq!(metrics.delay_p95_s, 100.0);
+        // Over the delivered two only.
+        assert_eq!(metrics.delivered, 2);
+        assert_eq!(metrics.delay_delivered_p50_s, 10.0);
+        assert_eq!(metrics.delay_delivered_p95_s, 30.0);
     }
 
     #[test]

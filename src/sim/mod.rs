@@ -40,7 +40,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 pub use metrics::{PolicyDetail, PolicyMetrics};
-pub use policies::{HERMES_MAX_ATTEMPTS, HERMES_POLL, HERMES_SETTLE};
+pub use policies::{HERMES_MAX_AGE, HERMES_POLL, HERMES_SETTLE};
 pub use server::{SIM_BASE_URL, SIM_MODEL};
 pub use trace::{Trace, TraceError, TraceEvent, TraceSummary};
 
@@ -51,6 +51,9 @@ use server::SimServer;
 /// Silence after the trace's end before the figures are taken, so late work can still finish
 /// (twice Lull's default `max_age`).
 pub const DRAIN: Duration = Duration::from_secs(3600);
+/// DESIGN §7: `lull`'s delivered-only p50 delay at most this many times `hermes'`, on the median
+/// day.
+pub const DELIVERED_P50_RATIO: f64 = 1.25;
 /// Seed of `lull simulate` without `--seed`, and of the benchmark.
 pub const DEFAULT_SEED: u64 = 42;
 /// Hours of `lull simulate` without `--hours`, and of the benchmark.
@@ -161,6 +164,15 @@ pub fn run_with(trace: &Trace, scheduler: &SchedulerConfig) -> Result<Simulation
     })
 }
 
+/// The `lull` policy alone on `trace` with these settings: what a sweep of settings needs, the
+/// other two policies not depending on them.
+pub fn run_lull_with(
+    trace: &Trace,
+    scheduler: &SchedulerConfig,
+) -> Result<PolicyMetrics, SimError> {
+    on_virtual_clock(trace, &Policy::Lull(scheduler.clone()))
+}
+
 #[derive(Debug, Clone)]
 enum Policy {
     Immediate,
@@ -212,6 +224,7 @@ enum Step<'a> {
     TurnStart {
         turn: usize,
         reported: bool,
+        duration: Duration,
     },
 }
 
@@ -242,7 +255,14 @@ async fn drive<L: Learner>(
                 ..
             } => {
                 let reported = *reported;
-                steps.push((*at, Step::TurnStart { turn, reported }));
+                steps.push((
+                    *at,
+                    Step::TurnStart {
+                        turn,
+                        reported,
+                        duration: Duration::from_secs_f64(*duration),
+                    },
+                ));
                 steps.push((at + duration, Step::TurnEnd { turn, reported }));
             }
             TraceEvent::Review {
@@ -272,15 +292,19 @@ async fn drive<L: Learner>(
     for (at, step) in steps {
         tokio::time::sleep_until(origin + Duration::from_secs_f64(at)).await;
         match step {
-            Step::TurnStart { turn, reported } => {
+            Step::TurnStart {
+                turn,
+                reported,
+                duration,
+            } => {
                 // The agent tells Lull before it sends its prompt to the server.
                 if reported {
                     learner.turn_started(turn).await?;
                 }
-                server.turn_started();
+                server.turn_started(turn, duration);
             }
             Step::TurnEnd { turn, reported } => {
-                server.turn_finished();
+                server.turn_finished(turn);
                 if reported {
                     learner.turn_finished(turn).await?;
                 }
@@ -324,7 +348,9 @@ impl Drop for ScratchDir {
 }
 
 impl Simulation {
-    /// The claims of issue 6, checked on this run.
+    /// DESIGN §7's targets, checked on this run. The first four must hold on every day; the
+    /// last is DESIGN's for the median day, checked here on this one (the frontier bench and
+    /// `tests/sim_targets.rs` take the median over days).
     pub fn targets(&self) -> Vec<Target> {
         let Policies {
             immediate,
@@ -343,32 +369,48 @@ impl Simulation {
                 ),
             },
             Target {
-                claim: "lull loses 0 reviews where hermes loses some",
-                holds: lull.lost == 0 && hermes.lost > 0,
-                figures: format!("{} vs {}", lull.lost, hermes.lost),
+                claim: "lull loses 0 reviews",
+                holds: lull.lost == 0,
+                figures: format!("{} (hermes {})", lull.lost, hermes.lost),
             },
             Target {
-                claim: "lull p50 delay ≤ hermes's",
-                holds: lull.delay_p50_s <= hermes.delay_p50_s,
-                figures: format!("{:.1} s vs {:.1} s", lull.delay_p50_s, hermes.delay_p50_s),
-            },
-            Target {
-                claim: "lull wasted decode ≤ hermes's",
+                claim: "lull wasted decode ≤ hermes'",
                 holds: lull.wasted_s <= hermes.wasted_s,
                 figures: format!("{:.1} s vs {:.1} s", lull.wasted_s, hermes.wasted_s),
             },
             Target {
-                claim: "lull server requests < hermes's",
-                holds: lull.server_requests < hermes.server_requests,
+                claim: "lull requests per review delivered < hermes'",
+                holds: lull.requests_per_covered_review() < hermes.requests_per_covered_review(),
                 figures: format!(
-                    "{} vs {} (per covered review: {:.2} vs {:.2})",
+                    "{:.2} vs {:.2} ({} vs {} requests, {} vs {} delivered)",
+                    lull.requests_per_covered_review(),
+                    hermes.requests_per_covered_review(),
                     lull.server_requests,
                     hermes.server_requests,
-                    lull.requests_per_covered_review(),
-                    hermes.requests_per_covered_review()
+                    lull.delivered,
+                    hermes.delivered
+                ),
+            },
+            Target {
+                claim: "lull delivered-only p50 delay ≤ 1.25× hermes' (DESIGN: on the median day)",
+                holds: lull.delay_delivered_p50_s
+                    <= DELIVERED_P50_RATIO * hermes.delay_delivered_p50_s,
+                figures: format!(
+                    "{:.1} s vs {:.1} s ({:.2}×; with lost reviews counted: {:.1} s vs {:.1} s)",
+                    lull.delay_delivered_p50_s,
+                    hermes.delay_delivered_p50_s,
+                    self.delivered_p50_ratio(),
+                    lull.delay_p50_s,
+                    hermes.delay_p50_s
                 ),
             },
         ]
+    }
+
+    /// `lull`'s delivered-only p50 delay over `hermes'`.
+    pub fn delivered_p50_ratio(&self) -> f64 {
+        let Policies { hermes, lull, .. } = &self.policies;
+        lull.delay_delivered_p50_s / hermes.delay_delivered_p50_s.max(f64::MIN_POSITIVE)
     }
 
     /// The report as text: the trace, a row per policy, the targets.
@@ -391,18 +433,21 @@ impl Simulation {
             t.restarts,
             DRAIN.as_secs() / 60
         );
-        text += "policy     contention_s  lost  delay_p50_s  delay_p95_s  wasted_s  server_requests  (readings [while running] = their requests + review requests; preemptions)\n";
+        text += "policy     contention_s  lost  delivered  delay_p50_s  delay_p95_s  delivered_p50_s  delivered_p95_s  wasted_s  server_requests  (readings [while running] = their requests + review requests; preemptions)\n";
         for (name, m) in [
             ("immediate", &self.policies.immediate),
             ("hermes", &self.policies.hermes),
             ("lull", &self.policies.lull),
         ] {
             text += &format!(
-                "{name:<9} {:>13.1} {:>5} {:>12.1} {:>12.1} {:>9.1} {:>16}  ({} [{}] = {} + {}; {})\n",
+                "{name:<9} {:>13.1} {:>5} {:>10} {:>12.1} {:>12.1} {:>16.1} {:>16.1} {:>9.1} {:>16}  ({} [{}] = {} + {}; {})\n",
                 m.contention_s,
                 m.lost,
+                m.delivered,
                 m.delay_p50_s,
                 m.delay_p95_s,
+                m.delay_delivered_p50_s,
+                m.delay_delivered_p95_s,
                 m.wasted_s,
                 m.server_requests,
                 m.detail.probe_reads,

@@ -111,19 +111,22 @@ impl Learner for Immediate {
 pub const HERMES_POLL: Duration = Duration::from_secs(5);
 /// Hermes' review idle queue: quiet time after the agent's own last turn.
 pub const HERMES_SETTLE: Duration = Duration::from_secs(15);
-/// Hermes' review idle queue: runs of one review before it is given up.
-pub const HERMES_MAX_ATTEMPTS: u32 = 3;
+/// Hermes' review idle queue: an item this old dispatches regardless of the server and of the
+/// agent's own turns (deferral may delay a review, never lose it).
+pub const HERMES_MAX_AGE: Duration = Duration::from_secs(30 * 60);
 
 /// A model of Hermes Agent's in-memory review idle queue, the design Lull's gate grows from.
 ///
 /// - The queue lives in the agent's process: one item per session, the newest snapshot wins,
 ///   the item keeps its first enqueue time (as charitable to Hermes as Lull's own rule).
-/// - A worker wakes every [`HERMES_POLL`]; with something queued, no live turn of its own and
-///   [`HERMES_SETTLE`] since its own last turn, it reads `/slots` (one request) and, when no slot
-///   is processing, runs the oldest item. It reads nothing while it has nothing queued, while its
-///   own turn is live or settling, or while a review runs.
+/// - A worker wakes every [`HERMES_POLL`]. When the oldest item is [`HERMES_MAX_AGE`] old it runs
+///   it at once, reading nothing. Otherwise, with something queued, no live turn of its own and
+///   [`HERMES_SETTLE`] since its own last turn, it reads the server — `GET /models`, then
+///   `GET /slots` for each loaded model, uncached ([`ReadingCost::ModelsThenSlots`]) — and, when
+///   no slot is processing, runs the oldest item. It reads nothing while it has nothing queued,
+///   while its own turn is live or settling, or while a review runs.
 /// - Only its own turns preempt a running review (it cannot see other clients once it runs); the
-///   item goes back unless it has been run [`HERMES_MAX_ATTEMPTS`] times, then it is dropped.
+///   item always goes back, keeping its first enqueue time (the source has no requeue cap).
 /// - A restart of the process loses the queue and whatever ran.
 pub(crate) struct Hermes {
     server: Arc<SimServer>,
@@ -148,7 +151,6 @@ struct HermesItem {
     session: String,
     snapshot: usize,
     enqueued: Instant,
-    attempts: u32,
 }
 
 impl HermesShared {
@@ -176,23 +178,29 @@ impl Hermes {
 }
 
 async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<HermesShared>) {
-    let probe = SimProbe::new(server.clone(), incarnation, ReadingCost::SlotsOnly);
+    let probe = SimProbe::new(server.clone(), incarnation, ReadingCost::ModelsThenSlots);
     let llm = SimLlm::new(server.clone(), incarnation);
     loop {
         tokio::time::sleep(HERMES_POLL).await;
-        {
+        let aged_out = {
             let state = shared.state();
+            let now = Instant::now();
+            let aged_out = state
+                .queue
+                .iter()
+                .any(|item| now >= item.enqueued + HERMES_MAX_AGE);
             let settled = state
                 .last_activity
-                .is_none_or(|at| Instant::now() >= at + HERMES_SETTLE);
-            if state.queue.is_empty() || !state.live.is_empty() || !settled {
+                .is_none_or(|at| now >= at + HERMES_SETTLE);
+            if !aged_out && (state.queue.is_empty() || !state.live.is_empty() || !settled) {
                 continue;
             }
-        }
-        if !probe.read().await.idle {
+            aged_out
+        };
+        if !aged_out && !probe.read().await.idle {
             continue;
         }
-        let mut item = {
+        let item = {
             let mut state = shared.state();
             let Some(oldest) = (0..state.queue.len()).min_by_key(|&i| state.queue[i].enqueued)
             else {
@@ -200,7 +208,6 @@ async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<Her
             };
             state.queue.remove(oldest)
         };
-        item.attempts += 1;
         let mut turn_starts = shared.turn_starts.subscribe();
         let endpoint = endpoint();
         tokio::select! {
@@ -211,8 +218,7 @@ async fn hermes_worker(server: Arc<SimServer>, incarnation: u64, shared: Arc<Her
                 let newer_queued = state.queue.iter_mut().find(|queued| queued.session == item.session);
                 match newer_queued {
                     Some(newer) => newer.enqueued = newer.enqueued.min(item.enqueued),
-                    None if item.attempts < HERMES_MAX_ATTEMPTS => state.queue.push(item),
-                    None => {}
+                    None => state.queue.push(item),
                 }
             }
             _ = llm.chat(&endpoint, review_request(&server, item.snapshot), None) => {}
@@ -247,7 +253,6 @@ impl Learner for Hermes {
                 session: session.to_string(),
                 snapshot,
                 enqueued: Instant::now(),
-                attempts: 0,
             }),
         }
         Ok(())

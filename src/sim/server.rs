@@ -2,8 +2,8 @@
 //!
 //! [`SimServer`] keeps the truth on the virtual clock: how many live turns hold a slot, which
 //! learning requests decode, and the meters (contention, wasted decode, requests, completions).
-//! A policy talks to it only through a [`SimProbe`] (a [`ServerProbe`], one `GET /slots` per
-//! read) and a [`SimLlm`] (an [`LlmClient`] that decodes for the review's modelled time and stops
+//! A policy talks to it only through a [`SimProbe`] (a [`ServerProbe`] whose readings cost
+//! what the policy's own probe asks, see [`ReadingCost`]) and a [`SimLlm`] (an [`LlmClient`] that decodes for the review's modelled time and stops
 //! the moment its future is dropped, as llama-server does on its next write).
 //!
 //! Both belong to one *incarnation* of the learning process. [`SimServer::kill`] ends an
@@ -29,14 +29,24 @@ use crate::server::{
 pub const SIM_BASE_URL: &str = "http://127.0.0.1:8080/v1";
 /// Its one model.
 pub const SIM_MODEL: &str = "sim-model";
+/// Models the simulated server has loaded: [`SIM_MODEL`] alone.
+const SIM_LOADED_MODELS: u64 = 1;
 /// What a review answers: valid, and with nothing to learn (the simulator measures scheduling).
 const SIM_ANSWER: &str = r#"{"candidates":[]}"#;
 /// Time between two streamed tokens of a learning request while it has the GPU to itself.
 const TOKEN_STEP: Duration = Duration::from_millis(100);
-/// Time between two streamed steps while another slot is busy: the batch carries the other
-/// client's prompt (1.3–3 s measured on llama.cpp). Completion time is not stretched: the model
-/// keeps the review's modelled decode time, and only the stream's pace shows the contention.
-const CONTENDED_STEP: Duration = Duration::from_secs(2);
+/// How much longer our token gap is while another slot decodes beside ours (both in one batch).
+/// Measured on the real llama-server (see [`OtherSlot`]): 1.7–2.1× beside the answer to a
+/// ~120-token prompt, 2.2–2.4× beside the answer to a ~1.8k-token one (a longer context to
+/// attend over); the median of the six runs is taken.
+const DECODE_SLOWDOWN: f64 = 2.2;
+/// Share of a live turn spent processing its prompt, before its answer streams. Measured on the
+/// real llama-server (see [`OtherSlot`]): 0.46–0.49 of a turn of a ~120-token prompt and a
+/// 32-token answer, 0.92–0.93 with a ~1.8k-token prompt; the short prompt's is taken (the
+/// shorter silence, the kinder to a stall detector). A real answer is longer than 32 tokens,
+/// which would shorten the share; on this machine any prompt of more than ~70 new tokens still
+/// silences our stream past the pace's 500 ms floor.
+const PROMPT_SHARE: f64 = 0.47;
 /// Starts every transcript message, followed by `<session number>:<message index>`.
 const MESSAGE_MARK: &str = "lull-sim-message ";
 
@@ -93,6 +103,39 @@ impl Snapshot {
     }
 }
 
+/// What the server's other slots do to our stream's pace: the stall model.
+///
+/// Based on `scripts/llama/measure_stall.py` (issue 16): the real llama-server with the real
+/// model (SmolLM2-135M-Instruct Q4_1), two slots, one decode thread, on the 2-core development
+/// machine with no build running (figures in `bench/results/stall.json`, three runs per prompt
+/// size). Our stream decoded alone at a token every 15–17 ms (median); while another client's
+/// prompt was processed our stream got **no token at all** until that prompt was read: one gap
+/// of 0.83–0.87 s for a ~120-token prompt (read in 0.83–0.87 s), of 14.1–16.6 s for a
+/// ~1.8k-token one (read in 14.1–16.6 s; with ~3.6k tokens, 3–4 gaps of up to 22–26 s over
+/// 42–48 s, `bench/results/stall-3600-tokens.json`); while the other client then decoded its
+/// answer beside ours, our gaps were 1.7–2.4× our pace alone. So the model: silent while a live
+/// turn reads its prompt (its first [`PROMPT_SHARE`]), [`DECODE_SLOWDOWN`] × [`TOKEN_STEP`]
+/// while it answers or another learning request decodes, [`TOKEN_STEP`] alone. The measured
+/// machine is a CPU and the modelled one a laptop GPU, so the model takes shares and ratios from
+/// the measurement, not seconds. The completion time is not stretched: the model keeps the
+/// review's modelled decode time, and only the stream's pace shows the contention.
+///
+/// What it means for Lull's pace detector: a turn's prompt phase here is 0.9 s or more (the
+/// shortest turn is 2 s), past the detector's 500 ms floor, so Lull still notices every turn of
+/// another client — as it would on the real server, where any prompt of more than ~70 new tokens
+/// silenced our stream that long. What the model leaves out is a turn whose prompt the server
+/// has nearly all cached (a follow-up in one conversation): its silence can be under the floor,
+/// and then only the 1.7–2.4× slower answer phase shows, which the detector does not call a
+/// stall.
+enum OtherSlot {
+    /// Nobody else is on the server.
+    Idle,
+    /// Another slot decodes beside ours.
+    Decoding,
+    /// A live turn's prompt is being read until `until`: our stream is silent.
+    ReadingPrompt { until: Instant },
+}
+
 struct Learning {
     incarnation: u64,
     started: Instant,
@@ -111,7 +154,9 @@ struct Meters {
 }
 
 struct State {
-    live_turns: usize,
+    /// Live turns (reported or not), each with the moment its prompt is read and its answer
+    /// begins to stream.
+    live: HashMap<usize, Instant>,
     learning: HashMap<u64, Learning>,
     next_request: u64,
     last_change: Instant,
@@ -125,7 +170,7 @@ struct State {
 impl State {
     /// Books the time since the last change: every decoding request overlapping a live turn.
     fn book(&mut self, now: Instant) {
-        if self.live_turns > 0 {
+        if !self.live.is_empty() {
             let span = (now - self.last_change).as_secs_f64();
             self.meters.contention_s += span * self.learning.len() as f64;
         }
@@ -170,7 +215,7 @@ impl SimServer {
     pub fn new() -> Arc<SimServer> {
         Arc::new(SimServer {
             state: Mutex::new(State {
-                live_turns: 0,
+                live: HashMap::new(),
                 learning: HashMap::new(),
                 next_request: 0,
                 last_change: Instant::now(),
@@ -188,18 +233,22 @@ impl SimServer {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// A live turn (reported or not) takes a slot.
-    pub fn turn_started(&self) {
+    /// Live turn `turn` (reported or not) takes a slot for `duration`: its prompt first (the
+    /// first [`PROMPT_SHARE`] of it), then its answer.
+    pub fn turn_started(&self, turn: usize, duration: Duration) {
+        let now = Instant::now();
         let mut state = self.state();
-        state.book(Instant::now());
-        state.live_turns += 1;
+        state.book(now);
+        state
+            .live
+            .insert(turn, now + duration.mul_f64(PROMPT_SHARE));
     }
 
-    /// A live turn frees its slot.
-    pub fn turn_finished(&self) {
+    /// Live turn `turn` frees its slot.
+    pub fn turn_finished(&self, turn: usize) {
         let mut state = self.state();
         state.book(Instant::now());
-        state.live_turns = state.live_turns.saturating_sub(1);
+        state.live.remove(&turn);
     }
 
     /// Records a submitted snapshot of `turns` turns and returns its number.
@@ -251,10 +300,17 @@ impl SimServer {
         }
     }
 
-    /// Whether a slot other than one learning request's own is busy.
-    fn contended(&self) -> bool {
+    /// What the other slots do to one learning request's stream now.
+    fn other_slots(&self) -> OtherSlot {
+        let now = Instant::now();
         let state = self.state();
-        state.live_turns > 0 || state.learning.len() > 1
+        if let Some(read) = state.live.values().copied().filter(|&end| end > now).max() {
+            return OtherSlot::ReadingPrompt { until: read };
+        }
+        if !state.live.is_empty() || state.learning.len() > 1 {
+            return OtherSlot::Decoding;
+        }
+        OtherSlot::Idle
     }
 
     fn is_dead(&self, incarnation: u64) -> bool {
@@ -269,7 +325,7 @@ impl SimServer {
         if !state.learning.is_empty() {
             state.meters.probe_reads_running += 1;
         }
-        let busy_slots = state.live_turns + state.learning.len();
+        let busy_slots = state.live.len() + state.learning.len();
         ServerReading {
             state: ServerState::Ready,
             // No `base_url`: the engine's routing service would take one as an invitation to
@@ -365,8 +421,9 @@ impl SimServer {
 /// What one reading costs in HTTP requests.
 #[derive(Debug, Clone, Copy)]
 pub enum ReadingCost {
-    /// `GET /slots` and nothing else (Hermes' poll).
-    SlotsOnly,
+    /// Hermes' poll, as its source has it: `GET /models`, then `GET /slots` once per loaded
+    /// model, nothing cached between polls (the simulated server has one loaded model: two).
+    ModelsThenSlots,
     /// What Lull's [`crate::server::HttpProbe`] asks a ready single-model server started
     /// without `--sleep-idle-seconds` (llama-server's default, and the simulated server's):
     /// `/health`, `/models`, `/slots` the first time, then `/slots` alone (it remembers the model
@@ -402,7 +459,7 @@ impl ServerProbe for SimProbe {
         }
         let first = self.first.swap(false, std::sync::atomic::Ordering::Relaxed);
         let requests = match (self.cost, first) {
-            (ReadingCost::SlotsOnly, _) => 1,
+            (ReadingCost::ModelsThenSlots, _) => 1 + SIM_LOADED_MODELS,
             (ReadingCost::Production, true) => 3,
             (ReadingCost::Production, false) => 1,
         };
@@ -435,12 +492,12 @@ impl SimLlm {
             if now >= end {
                 return;
             }
-            let step = if self.server.contended() {
-                CONTENDED_STEP
-            } else {
-                TOKEN_STEP
+            let next = match self.server.other_slots() {
+                OtherSlot::ReadingPrompt { until } => until.max(now + TOKEN_STEP),
+                OtherSlot::Decoding => now + TOKEN_STEP.mul_f64(DECODE_SLOWDOWN),
+                OtherSlot::Idle => now + TOKEN_STEP,
             };
-            tokio::time::sleep_until((now + step).min(end)).await;
+            tokio::time::sleep_until(next.min(end)).await;
             pace.advance(Phase::Answer, 1);
         }
     }

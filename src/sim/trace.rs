@@ -355,16 +355,17 @@ mod day {
     pub const FOREIGN_MEAN_GAP_S: f64 = 6.0 * 60.0;
     /// A foreign request takes this long: log-uniform, seconds.
     pub const FOREIGN_TURN_S: (f64, f64) = (2.0, 45.0);
-    /// The agent process or Lull is restarted this long after a session's final review
-    /// (the person closes the agent, or updates and relaunches), seconds.
-    pub const RESTART_AFTER_S: (f64, f64) = (2.0, 12.0);
-    /// Restart after the 1st session, then after every [`RESTART_EVERY_SESSIONS`]th one.
+    /// The agent process or Lull restarts (a crash, an update, the person quits and relaunches)
+    /// once per this many work sessions, rounded up: as often as before issue 16, when each
+    /// restart followed a session's final review by 2–12 s — inside Hermes' settle window, where
+    /// it was certain to cost Hermes. Its moments are now drawn uniformly over the working day.
     pub const RESTART_EVERY_SESSIONS: usize = 2;
 }
 
 /// Draws a working day of `hours` hours from `seed`: work sessions of bursty prompts with think
 /// time, reviews every few turns and at each session's end, coffee breaks and a long break,
-/// requests of other clients on the same server, restarts after some sessions, and a night.
+/// requests of other clients on the same server, restarts at random moments of the working day,
+/// and a night.
 pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
     if !hours.is_finite() || hours <= 0.0 {
         return Err(TraceError::Hours(hours));
@@ -377,6 +378,7 @@ pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
     // The person's agent sessions.
     let mut now = rng.random_range(0.0..120.0);
     let mut session_index = 0usize;
+    let mut restarts = 0usize;
     while now < day_end {
         session_index += 1;
         let session = format!("s{session_index}");
@@ -410,9 +412,11 @@ pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
             events.push(review(last_turn_end, &session, turns));
         }
         if turns > 0 && session_index % day::RESTART_EVERY_SESSIONS == 1 {
-            events.push(TraceEvent::Restart {
-                at: last_turn_end + uniform(&mut rng, day::RESTART_AFTER_S),
-            });
+            restarts += 1;
+            // Before issue 16 a restart was placed here, a few seconds after this session's
+            // end. The draw is kept (and unused) so that a seed still draws the activity it drew
+            // then, and today's figures compare with earlier reports on the same days.
+            let _ = uniform(&mut rng, (2.0, 12.0));
         }
         now = session_end.max(now)
             + if rng.random_bool(day::LONG_BREAK_P) {
@@ -435,6 +439,13 @@ pub fn generate(seed: u64, hours: f64) -> Result<Trace, TraceError> {
             reported: false,
         });
         at += duration + exponential(&mut rng, day::FOREIGN_MEAN_GAP_S);
+    }
+
+    // Restarts, drawn last: where they fall never moves the day's activity.
+    for _ in 0..restarts {
+        events.push(TraceEvent::Restart {
+            at: uniform(&mut rng, (0.0, day_end)),
+        });
     }
 
     events.push(TraceEvent::End { at: end_s });
