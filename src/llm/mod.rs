@@ -221,8 +221,12 @@ impl HttpLlmClient {
                     });
                 }
                 if let Some(processed) = value["prompt_progress"]["processed"].as_u64() {
+                    // `processed` counts the cached prefix too, which the prompt's steps (or an
+                    // earlier request) already read: only what is read now is progress.
+                    let cached = value["prompt_progress"]["cache"].as_u64().unwrap_or(0);
                     if let Some(pace) = pace {
-                        pace.advance(Phase::Prompt, processed.saturating_sub(prompt_processed));
+                        let before = prompt_processed.max(cached);
+                        pace.advance(Phase::Prompt, processed.saturating_sub(before));
                     }
                     prompt_processed = processed;
                 }
