@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use lull::config::Config;
 use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
-use lull::llm::{ChatMessage, PREFILL_STEP_TOKENS};
+use lull::llm::{ChatMessage, PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
 use lull::reviews::ReviewStatus;
 use lull::{Engine, Paths};
 use lull_stand_in::{Endpoint, PromptRead, StandIn, StandInConfig};
@@ -277,9 +277,13 @@ fn reads_at(server: &StandIn, endpoint: Endpoint) -> Vec<PromptRead> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_the_last_cached() {
     let dir = tempfile::tempdir().unwrap();
+    // 20 ms a 32-token batch: the first step (256 tokens) takes 160 ms, so the next ones are
+    // what the stand-in reads in half a second (800 tokens).
     let config = StandInConfig::single("tiny")
         .with_api_key("k")
-        .with_pace(Duration::from_millis(1));
+        .with_pace(Duration::from_millis(1))
+        .with_prompt_pace(Duration::from_millis(20))
+        .with_batch_tokens(32);
     let (server, state_file) = managed_stand_in(dir.path(), config).await;
     server.push_reply("tiny", slow_valid_answer());
     let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
@@ -287,7 +291,7 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
         .unwrap();
     let mut events = engine.events().subscribe();
     let (id, _) = engine
-        .submit_review(long_submission("s1", 1000))
+        .submit_review(long_submission("s1", 2500))
         .await
         .unwrap();
     next_event(&mut events, Duration::from_secs(30), |e| {
@@ -300,8 +304,13 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
     let chat_reads = reads_at(&server, Endpoint::ChatCompletions);
     assert_eq!(chat_reads.len(), 1);
     let chat = &chat_reads[0];
-    let n_steps = (chat.total - 1) / PREFILL_STEP_TOKENS;
-    assert!(n_steps >= 3, "a {}-token prompt", chat.total);
+    let steps = reads_at(&server, Endpoint::Completion);
+    let n_steps = steps.len();
+    assert!(
+        n_steps >= 3,
+        "a {}-token prompt in {n_steps} steps",
+        chat.total
+    );
     assert_eq!(review.prompt_tokens, Some(chat.total as u64));
 
     // The server's own routes come first, then one /completion per step, then the chat request.
@@ -324,25 +333,27 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
     expected.push(Endpoint::ChatCompletions);
     assert_eq!(prompt_requests, expected);
 
-    // Each step read its own 256 tokens on top of the ones before, in one slot...
-    let steps = reads_at(&server, Endpoint::Completion);
-    let read: Vec<(usize, usize, usize)> = steps
-        .iter()
-        .map(|step| (step.slot, step.cached, step.total))
-        .collect();
-    let expected: Vec<(usize, usize, usize)> = (1..=n_steps)
-        .map(|k| {
-            (
-                chat.slot,
-                (k - 1) * PREFILL_STEP_TOKENS,
-                k * PREFILL_STEP_TOKENS,
-            )
-        })
-        .collect();
-    assert_eq!(read, expected);
-    // ...and the chat request's `prompt_progress` reported all but the last step as cache.
-    assert_eq!(chat.cached, n_steps * PREFILL_STEP_TOKENS);
-    assert!(chat.total - chat.cached <= PREFILL_STEP_TOKENS);
+    // The first step reads 256 tokens; each next one reads on top of the one before, in one
+    // slot, and is sized by time: each takes about PREFILL_STEP_TIME, not a fixed count...
+    assert_eq!((steps[0].cached, steps[0].total), (0, PREFILL_STEP_TOKENS));
+    for pair in steps.windows(2) {
+        assert_eq!(pair[1].slot, chat.slot);
+        assert_eq!(
+            pair[1].cached, pair[0].total,
+            "each step extends the one before"
+        );
+    }
+    for step in &steps[1..steps.len() - 1] {
+        let took = step.ended - step.started;
+        assert!(
+            took >= PREFILL_STEP_TIME / 2 && took <= PREFILL_STEP_TIME * 2,
+            "a step took {took:?}"
+        );
+    }
+    // ...and the chat request's `prompt_progress` reported everything the steps read as cache.
+    let last = steps.last().unwrap();
+    assert_eq!(chat.cached, last.total);
+    assert!(chat.total - chat.cached <= last.total - last.cached);
     let request = &server.chat_requests()[0];
     assert_eq!(request["return_progress"], true);
     engine.shutdown().await;
@@ -351,11 +362,12 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_whole_prompt() {
     let dir = tempfile::tempdir().unwrap();
-    // A step (256 tokens) is 8 batches of 32; the whole prompt is about 13 steps.
+    // 40 ms a 32-token batch: a step takes about half a second (400 tokens), the whole
+    // prompt about 4 s.
     let config = || {
         StandInConfig::single("tiny")
             .with_pace(Duration::from_millis(1))
-            .with_prompt_pace(Duration::from_millis(10))
+            .with_prompt_pace(Duration::from_millis(40))
             .with_batch_tokens(32)
     };
     let (server, state_file) = managed_stand_in(dir.path(), config()).await;
