@@ -580,7 +580,8 @@ fn wait(reason: String, recheck_at: Option<Instant>) -> Verdict {
     Verdict::Wait(Wait { reason, recheck_at })
 }
 
-fn earliest(deadlines: &[Option<Instant>]) -> Option<Instant> {
+/// The soonest of `deadlines` that is set.
+pub(crate) fn earliest(deadlines: &[Option<Instant>]) -> Option<Instant> {
     deadlines.iter().flatten().min().copied()
 }
 

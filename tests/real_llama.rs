@@ -18,7 +18,8 @@ use lull::llm::{ChatEndpoint, ChatMessage, ChatRequest, HttpLlmClient, LlmClient
 use lull::reviews::prompt::{self, Window};
 use lull::reviews::{Review, ReviewStatus};
 use lull::server::{
-    sleep_mode, ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState, SleepMode,
+    server_origin, sleep_mode, ModelStatus, MonitorConfig, ServerMonitor, ServerReading,
+    ServerState, SleepMode,
 };
 use lull::{Engine, Paths};
 
@@ -689,7 +690,7 @@ async fn busy_after_a_drop(
     assert!(!work.is_finished(), "the prompt was read before the drop");
     work.abort();
     let dropped = Instant::now();
-    let slots_url = format!("{}/slots", server.base_url.trim_end_matches("/v1"));
+    let slots_url = format!("{}/slots", server_origin(&server.base_url));
     loop {
         let slots: serde_json::Value = reqwest::Client::new()
             .get(&slots_url)
@@ -750,7 +751,7 @@ async fn a_prompt_read_in_steps_frees_the_server_soon_after_a_drop() {
 
 /// Waits until the server answers `/health` with 200 (its model loaded).
 async fn wait_until_healthy(server: &RealServer) {
-    let health = format!("{}/health", server.base_url.trim_end_matches("/v1"));
+    let health = format!("{}/health", server_origin(&server.base_url));
     let started = Instant::now();
     while !reqwest::get(&health)
         .await

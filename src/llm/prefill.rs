@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmError, Phase, StreamPace};
+use crate::server::server_origin;
 
 /// Prompt tokens of the first step, before the server's pace is known.
 pub const PREFILL_STEP_TOKENS: usize = 256;
@@ -99,12 +100,6 @@ fn next_step(step: usize, took: Duration) -> usize {
     tokens.clamp(PREFILL_STEP_BOUNDS.0, PREFILL_STEP_BOUNDS.1)
 }
 
-/// llama-server's own routes live beside `/v1`, at the server's root.
-fn server_origin(base_url: &str) -> String {
-    let base = base_url.trim_end_matches('/');
-    base.strip_suffix("/v1").unwrap_or(base).to_string()
-}
-
 fn text_field<'a>(answer: &'a Value, field: &str, origin: &str) -> Result<&'a str, LlmError> {
     answer[field].as_str().ok_or_else(|| LlmError::Protocol {
         url: origin.to_string(),
@@ -126,16 +121,5 @@ mod tests {
             next_step(256, Duration::from_secs(60)),
             PREFILL_STEP_BOUNDS.0
         );
-    }
-
-    #[test]
-    fn the_servers_own_routes_are_beside_v1() {
-        for (base, origin) in [
-            ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080"),
-            ("http://127.0.0.1:8080/v1/", "http://127.0.0.1:8080"),
-            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
-        ] {
-            assert_eq!(server_origin(base), origin, "{base}");
-        }
     }
 }

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 use crate::config::{DeferMode, LearningConfig, ReviewsConfig};
 use crate::events::{EngineEvent, EventBus};
-use crate::gate::{Admission, IdleGate, Permit, Urgency};
+use crate::gate::{earliest, Admission, IdleGate, Permit, Urgency};
 use crate::llm::{ChatEndpoint, LlmClient, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
@@ -299,7 +299,7 @@ impl ReviewWorker {
         {
             Admission::Wait(wait) => {
                 self.set_activity(ActivityState::Waiting, Some(wait.reason));
-                Ok(Step::Wait(earliest(wait.recheck_at, retry_at)))
+                Ok(Step::Wait(earliest(&[wait.recheck_at, retry_at])))
             }
             Admission::Go(permit, go) => {
                 let endpoint = ChatEndpoint {
@@ -580,11 +580,4 @@ enum Step {
 /// The time from `now_ms` to `at_ms` on the engine's clock.
 fn ms_until(now_ms: i64, at_ms: i64) -> Duration {
     Duration::from_millis((at_ms - now_ms).max(0) as u64)
-}
-
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
 }

@@ -44,7 +44,7 @@ use std::path::PathBuf;
 pub use launch::{sleep_mode, SleepMode};
 pub use monitor::{InterestGuard, MonitorConfig, ServerMonitor, INTEREST_POLL_INTERVAL};
 pub use probe::{
-    CachedProbe, HttpProbe, ManualProbe, ProbeConfig, ReadingFuture, ServerProbe,
+    server_origin, CachedProbe, HttpProbe, ManualProbe, ProbeConfig, ReadingFuture, ServerProbe,
     PROBE_CONNECT_TIMEOUT, PROBE_REQUEST_TIMEOUT, READING_CACHE_TTL,
 };
 pub use reading::{ApiKey, ModelReading, ModelStatus, ServerMode, ServerReading, ServerState};

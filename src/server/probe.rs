@@ -499,8 +499,9 @@ enum SlotsAnswer {
 }
 
 /// The server's root from its `/v1` base URL: `http://h:p/v1` → `http://h:p`, keeping any
-/// `--api-prefix` before `/v1`.
-fn server_origin(base_url: &str) -> String {
+/// `--api-prefix` before `/v1`. llama-server's own routes (`/health`, `/slots`, `/tokenize`, …)
+/// live there.
+pub fn server_origin(base_url: &str) -> String {
     let trimmed = base_url.trim().trim_end_matches('/');
     trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_owned()
 }
