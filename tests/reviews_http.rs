@@ -531,3 +531,50 @@ async fn a_kill_9_mid_review_loses_nothing_and_creates_no_twins() {
         1
     );
 }
+
+/// A server whose `/tokenize` answers garbage: the review's run fails with a message naming
+/// what was wrong, the review stays queued for a retry after its back-off (nothing lost), and
+/// once the server answers properly the review completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_from_a_prompt_step_route_fails_the_run_clearly_and_the_review_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, state_file) = managed_stand_in(
+        dir.path(),
+        StandInConfig::single("tiny").with_pace(Duration::from_millis(1)),
+    )
+    .await;
+    server.inject_fault(Endpoint::Tokenize, lull_stand_in::Fault::Garbage);
+    server.push_reply("tiny", slow_valid_answer());
+    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
+        .await
+        .unwrap();
+    let mut events = engine.events().subscribe();
+    let (id, _) = engine
+        .submit_review(long_submission("s1", 600))
+        .await
+        .unwrap();
+    let failed = next_event(&mut events, Duration::from_secs(30), |e| {
+        matches!(e, EngineEvent::ReviewFailed { .. })
+    })
+    .await;
+    assert!(
+        matches!(failed, EngineEvent::ReviewFailed { ref error, will_retry: true, .. }
+            if error.contains("/tokenize") && error.contains("not JSON")),
+        "{failed:?}"
+    );
+    let review = engine.review(&id).await.unwrap();
+    assert_eq!((review.status, review.failures), (ReviewStatus::Queued, 1));
+    assert!(
+        server.requests(Endpoint::ChatCompletions) == 0,
+        "no chat request after a failed step"
+    );
+
+    server.clear_fault(Endpoint::Tokenize);
+    next_event(&mut events, Duration::from_secs(30), |e| {
+        matches!(e, EngineEvent::ReviewCompleted { .. })
+    })
+    .await;
+    let review = engine.review(&id).await.unwrap();
+    assert_eq!((review.status, review.failures), (ReviewStatus::Done, 1));
+    engine.shutdown().await;
+}
