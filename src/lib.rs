@@ -24,6 +24,7 @@ pub mod llm;
 pub mod logging;
 pub mod reviews;
 pub mod routing;
+pub mod safety;
 pub mod server;
 pub mod settings;
 pub mod sim;

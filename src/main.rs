@@ -8,10 +8,11 @@ use clap::Parser;
 async fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
     match cli.run().await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(err) => {
             eprintln!("lull: {err:#}");
-            std::process::ExitCode::FAILURE
+            // 1 is `lull skills check` finding something: an error must not look like that.
+            std::process::ExitCode::from(2)
         }
     }
 }

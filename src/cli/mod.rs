@@ -4,6 +4,7 @@
 mod client;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -65,6 +66,11 @@ enum Command {
         #[command(subcommand)]
         action: Option<ReviewAction>,
     },
+    /// Work with skills on disk: `lull skills check PATH` vets a SKILL.md or a skill folder.
+    Skills {
+        #[command(subcommand)]
+        action: SkillsAction,
+    },
     /// List what reviews proposed to learn.
     Candidates {
         /// Only candidates with this status (e.g. open).
@@ -72,6 +78,20 @@ enum Command {
         status: Option<String>,
         #[command(flatten)]
         format: OutputFormat,
+    },
+}
+
+#[derive(Subcommand)]
+enum SkillsAction {
+    /// Vet a skill before installing it: prompt injection, secrets sent away, download-and-run,
+    /// destructive commands, persistence, hidden characters, and more. Offline; nothing is
+    /// sent anywhere. Exits 1 when a high or critical finding stands, 2 when it cannot check.
+    Check {
+        /// A SKILL.md file or a skill folder.
+        path: PathBuf,
+        /// Print `{"max_risk","findings":[{"rule","category","risk","file","line","excerpt","message"}],"sha256","rules_version"}`.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -123,15 +143,19 @@ struct OutputFormat {
 }
 
 impl Cli {
-    /// Runs the chosen command.
-    pub async fn run(self) -> anyhow::Result<()> {
+    /// Runs the chosen command; the exit status it asks for (an error exits 2).
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
         let paths = || {
             Paths::resolve(
                 self.locations.data_dir.clone(),
                 self.locations.config.clone(),
             )
         };
-        match self.command {
+        // Every command succeeds or fails, but `skills check` also reports what it found.
+        let done = match self.command {
+            Command::Skills {
+                action: SkillsAction::Check { path, json },
+            } => return check_skill(&path, json),
             Command::Simulate(args) => simulate(args).await,
             Command::Serve => serve(paths()?).await,
             Command::Reviews {
@@ -191,8 +215,49 @@ impl Cli {
                 print_value(&settings, format.json, render_settings);
                 Ok(())
             }
-        }
+        };
+        done.map(|()| ExitCode::SUCCESS)
     }
+}
+
+/// `lull skills check`: the table (or JSON) of findings; exit 1 when one is high or worse.
+fn check_skill(path: &std::path::Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let report = lull::safety::check_path(path)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_safety_report(&report));
+    }
+    Ok(if report.max_risk >= lull::safety::Risk::High {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Worst first, one finding a line: risk, where, what it does and what to do.
+fn render_safety_report(report: &lull::safety::SafetyReport) -> String {
+    if report.findings.is_empty() {
+        return format!("no findings (rules v{})\n", report.rules_version);
+    }
+    let mut text = format!(
+        "worst risk: {} · {} finding(s) · rules v{}\n",
+        report.max_risk.as_str(),
+        report.findings.len(),
+        report.rules_version
+    );
+    for finding in &report.findings {
+        text += &format!(
+            "{:<8} {}:{}  {}\n         {} [{}]\n",
+            finding.risk.as_str(),
+            finding.file,
+            finding.line,
+            finding.excerpt,
+            finding.message,
+            finding.rule,
+        );
+    }
+    text
 }
 
 async fn serve(paths: Paths) -> anyhow::Result<()> {
