@@ -652,23 +652,23 @@ const PRECIOUS_TARGETS: &[&str] = &[
 fn remove_recursively(line: &Line, findings: &mut Vec<RawFinding>) {
     for capture in RM.captures_iter(&line.text) {
         let arguments = capture.get(1).expect("group 1");
-        let words: Vec<&str> = arguments
+        let words: Vec<String> = arguments
             .as_str()
             .split_whitespace()
-            .map(|w| w.trim_matches(|c| c == '"' || c == '\'' || c == '`'))
+            .map(|w| w.replace(['"', '\'', '`'], ""))
             .collect();
         let recursive = words.iter().any(|w| {
             *w == "--recursive"
                 || (w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R']))
         });
-        let no_preserve = words.contains(&"--no-preserve-root");
+        let no_preserve = words.iter().any(|w| w == "--no-preserve-root");
         let target = words
             .iter()
-            .find(|w| PRECIOUS_TARGETS.contains(w) || w.starts_with("/*"));
+            .find(|w| PRECIOUS_TARGETS.contains(&w.as_str()) || w.starts_with("/*"));
         if !(recursive && (target.is_some() || no_preserve)) {
             continue;
         }
-        let what = target.copied().unwrap_or("/");
+        let what = target.map_or("/", String::as_str);
         emit(
             findings,
             line,
