@@ -81,7 +81,8 @@ static NEGATED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
 static HEADING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,3}(#{1,6})\s+(.*)$").expect("pattern compiles"));
 static FENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s{0,3}(`{3,}|~{3,})").expect("pattern compiles"));
+    // Any indent: a fence inside a list item is indented past Markdown's three spaces.
+    LazyLock::new(|| Regex::new(r"^\s*(`{3,}|~{3,})").expect("pattern compiles"));
 static CODE_COMMENT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(#|//|--|;|REM\b|::)").expect("pattern compiles"));
 

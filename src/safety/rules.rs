@@ -59,6 +59,38 @@ const KNOWN_INSTALLERS: &[&str] = &[
     "https://get.sdkman.io",
 ];
 
+/// What a rule's match means less than its rule says, by what else the line holds.
+enum Mitigation {
+    NotAFinding,
+    Lower(Risk, &'static str),
+}
+
+static OFFICIAL_INDEX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)https://(pypi\.org/simple|files\.pythonhosted\.org|registry\.npmjs\.org)\b")
+        .expect("compiles")
+});
+static LOCAL_DATABASE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(localhost|127\.0\.0\.1|\w+_test|test_\w+|\w+_dev|dev_\w+)\b")
+        .expect("compiles")
+});
+
+fn mitigation(rule: &str, text: &str) -> Option<Mitigation> {
+    match rule {
+        PIPE_TO_SHELL if from_known_installer(text) => Some(Mitigation::Lower(
+            Risk::Medium,
+            "runs a vendor's installer straight from the network: it is a well-known installer, but prefer the package manager, or download it, check it and run the file",
+        )),
+        "download-execute.custom-index" if OFFICIAL_INDEX.is_match(text) => {
+            Some(Mitigation::NotAFinding)
+        }
+        "destructive.database" if LOCAL_DATABASE.is_match(text) => Some(Mitigation::Lower(
+            Risk::Medium,
+            "destroys a database that looks local or a test one: make sure it is, and that nothing else uses it",
+        )),
+        _ => None,
+    }
+}
+
 /// Whether the line's only URL is a known installer's (a second URL could be the real one).
 fn from_known_installer(text: &str) -> bool {
     let mut urls = text.match_indices("://");
@@ -86,7 +118,9 @@ const RULES: &[Rule] = &[
             r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(\w+\s+){0,3}?",
             r"(previous|prior|above|earlier|preceding|system|original|initial|safety|your|developer'?s?|operator'?s?|user'?s?)\s+",
             r"(\w+\s+){0,2}?(instructions?|rules|guidelines|prompts?|directives|directions|guardrails|policies|constraints|restrictions)\b"
-        )],
+        ),
+        r"(?i)\b(safety|system)\s+(guidance|instructions|prompt|rules|polic(y|ies))\b[^.]{0,80}\b(no\s+longer\s+appl(y|ies)|(is|are)\s+(outdated|obsolete|void|superseded|suspended)|predates)\b",
+        ],
         message: "tells the agent to set aside its instructions, the mark of a prompt injection: delete the sentence; a skill never needs it",
     },
     Rule {
@@ -97,9 +131,11 @@ const RULES: &[Rule] = &[
         context: Instruction,
         patterns: &[
             concat!(
-                r"(?i)\b(do\s+not|don'?t|never|without)\s+(tell(ing)?|inform(ing)?|mention(ing)?|notify(ing)?|alert(ing)?|reveal(ing)?|disclos(e|ing)|let(ting)?)\s+",
-                r"(\w+\s+){0,2}?(the\s+)?(user|human|person|operator|owner|anyone)\b"
+                r"(?i)\b(do\s+not|don'?t|never|without)\s+(tell|inform|mention|notify|alert|reveal|disclos|let)\w*\s+",
+                r"(\w+\s+){0,6}?(to\s+)?(the\s+)?(user|human|person|operator|owner|anyone)\b"
             ),
+            r"(?i)\bno\s+need\s+to\s+(mention|tell|inform|report)\b|\bthe\s+user\s+(is|must|should)\s+not\s+(to\s+)?(learn|know|find\s+out|be\s+told|see)\b",
+            r"(?i)\b(whatever|regardless\s+of|no\s+matter\s+what)\b[^.]{0,60}\b(tell|report|say)\b[^.]{0,30}\b(passed|succeeded|green|fine)\b",
             r"(?i)\b(secretly|covertly|without\s+the\s+user'?s?\s+(knowledge|knowing)|behind\s+the\s+user'?s\s+back|keep\s+(this|it)\s+(secret|hidden)\s+from|hide\s+(this|it)\s+from\s+the\s+user)\b",
         ],
         message: "asks the agent to hide what it does from the person: delete it; a skill that must be hidden is not one to install",
@@ -126,7 +162,9 @@ const RULES: &[Rule] = &[
         context: Instruction,
         patterns: &[
             r"(?i)\byou\s+are\s+now\s+(an?\s+|in\s+)?(\w+\s+)?(assistant|agent|ai|model|mode|unrestricted|jailbroken|root|admin|dan|free)\b",
-            r"(?i)\bfrom\s+now\s+on,?\s+you\s+(are|will\s+act|must\s+act|act)\b",
+            r"(?i)\bfrom\s+(now|this\s+point)\s+(on|forward),?\s+you\s+(are|will\s+act|must\s+act|act)\b|\bfrom\s+now\s+on,?\s+you\s+are\b",
+            r"(?i)\b(has|have|with)\s+no\s+(content\s+)?(restrictions|filters|guardrails)\b|\bnever\s+refuses?\b",
+            r"(?i)\b(overrides?|supersedes?)\s+the\s+user'?s?\s+(requests?|instructions?|wishes)\b",
             r"(?i)\b(act|behave)\s+as\s+(an?\s+)?(unrestricted|jailbroken|unfiltered|uncensored)\b|\bdeveloper\s+mode\s+(enabled|on)\b|\bDAN\s+mode\b",
             r"(?i)\bthis\s+(skill|instruction|message|file)\s+(overrides|supersedes|takes\s+precedence\s+over)\b",
             r"(?i)\b(authori[sz]ed|approved|mandated)\s+by\s+(anthropic|openai|the\s+system|your\s+(developer|operator|creator))\b",
@@ -153,7 +191,7 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(?i)\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]*\|\s*(sudo\s+(-\S+\s+)*)?(env\s+\S+=\S+\s+)*((ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|source)\b",
+            r"(?i)\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^|\n]*(://|\$\{?\w|\w\.\w)[^|\n]*\|\s*(sudo\s+(-\S+\s+)*)?(env\s+\S+=\S+\s+)*((ba|z|k|da|fi)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|source)\b",
             r"(?i)\b(ba|z|k)?sh\s+<\(\s*(curl|wget)\b|\b(source|\.)\s+<\(\s*(curl|wget)\b",
             r#"(?i)\b(ba|z)?sh\s+-c\s+["']?\$\(\s*(curl|wget)\b|\beval\s+["']?\$\(\s*(curl|wget)\b"#,
             r"(?i)\b(iex|invoke-expression)\b[^\n]*(downloadstring|iwr|irm|invoke-webrequest|invoke-restmethod|net\.webclient)",
@@ -170,6 +208,7 @@ const RULES: &[Rule] = &[
         patterns: &[
             r"(?i)\bpip[0-9.]*\s+install\b[^\n]*(--index-url|--extra-index-url|\s-i)\s*=?\s*https?://",
             r"(?i)\bnpm\s+(i|install|add)\b[^\n]*--registry\s*=?\s*https?://",
+            r"(?i)^\s*(extra-index-url|index-url|extra_index_url|index_url)\s*=\s*['\x22]?https?://",
         ],
         message: "installs packages from a package index other than the official one, where any name can be taken by anyone: install from the official index, or pin exact versions with hashes",
     },
@@ -244,8 +283,8 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"\bNOPASSWD\b",
-            r"(?i)(>>?|\btee\b[^\n|]*)\s*/etc/sudoers|/etc/sudoers\.d/|\bvisudo\b",
+            r"(?i)\b(echo|printf|tee|cat)\b[^\n]*\bNOPASSWD\b|\bNOPASSWD\b[^\n]*(>>?|\btee\b)",
+            r"(?i)(>>?|\btee\b[^\n|]*)\s*/etc/sudoers",
         ],
         message: "grants root without a password: delete it; a skill never changes who may use sudo",
     },
@@ -259,12 +298,57 @@ const RULES: &[Rule] = &[
         message: "adds a user to the administrators: delete it; a person grants admin rights themselves",
     },
     Rule {
+        id: "privilege.root-account",
+        category: PrivilegeEscalation,
+        risk: Risk::Critical,
+        code_risk: None,
+        context: Command,
+        patterns: &[
+            r"(?i)\b(useradd|adduser|usermod)\b[^\n]*\s-(o\s+-)?u\s*0\b",
+            r"(?i)\bPermit(RootLogin|EmptyPasswords)\s+yes\b",
+        ],
+        message: "creates a second root account or opens root to SSH logins: delete it; nothing a skill does needs another root",
+    },
+    Rule {
+        id: "privilege.cluster-admin",
+        category: PrivilegeEscalation,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[r"(?i)\bcreate\s+(cluster)?rolebinding\b[^\n]*--clusterrole[= ]cluster-admin\b"],
+        message: "gives an account full control of the cluster: grant only the verbs and resources the task needs, in its own namespace",
+    },
+    Rule {
+        id: "privilege.anonymous-access",
+        category: PrivilegeEscalation,
+        risk: Risk::Critical,
+        code_risk: None,
+        context: Command,
+        patterns: &[r"(?i)--(user|group)[= ]system:(anonymous|unauthenticated)\b"],
+        message: "grants rights to anyone who can reach the cluster, without logging in: delete it",
+    },
+    Rule {
+        id: "privilege.agent-permissions",
+        category: PrivilegeEscalation,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[
+            r#"(?i)"allow"\s*:\s*\[[^\]]*\b(Bash|Write|WebFetch|Edit)\(\*\)|--dangerously-skip-permissions|"yolo"\s*:\s*true"#,
+            r"(?i)\bgh\s+pr\s+merge\b[^\n]*--admin\b",
+        ],
+        message: "lets the agent (or a merge) act without anyone's approval, past its permission prompts or a branch's protection: remove it; a person grants such rights themselves",
+    },
+    Rule {
         id: "privilege.setuid",
         category: PrivilegeEscalation,
         risk: Risk::High,
         code_risk: None,
         context: Command,
-        patterns: &[r"(?i)\bchmod\s+(-\w+\s+)*([ugo]*\+[rwxt]*s[rwxt]*|[2467][0-7]{3})\s"],
+        patterns: &[
+            r"(?i)\bchmod\s+(-\w+\s+)*([ugo]*\+[rwxt]*s[rwxt]*|[2467][0-7]{3})\s",
+            r"(?i)\bsetcap\b[^\n]*cap_(setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module)",
+        ],
         message: "makes a program run as its owner (setuid/setgid), a classic way to root: delete it",
     },
     Rule {
@@ -289,6 +373,7 @@ const RULES: &[Rule] = &[
             r"(?i)\bsetenforce\s+0|\bufw\s+disable|\biptables\s+-F\b|\bsystemctl\s+(stop|disable|mask)\s+(firewalld|apparmor|auditd|ufw)\b",
             r"(?i)\bcsrutil\s+disable|\bspctl\s+--master-disable|Set-MpPreference\s+-Disable\w+|Add-MpPreference\s+-Exclusion",
             r"(?i)\bsysctl\b[^\n]*kernel\.(yama\.ptrace_scope|randomize_va_space)\s*=\s*0",
+            r#"(?i)security\.workspace\.trust\.enabled"?\s*:\s*false"#,
         ],
         message: "switches off a protection of the machine (firewall, SELinux, antivirus): delete it; if a tool needs an exception, the person makes it",
     },
@@ -310,7 +395,7 @@ const RULES: &[Rule] = &[
         risk: Risk::Critical,
         code_risk: None,
         context: Command,
-        patterns: &[r"/etc/ld\.so\.preload|\bexport\s+LD_PRELOAD=|\bDYLD_INSERT_LIBRARIES="],
+        patterns: &[r#"/etc/ld\.so\.preload|\bLD_PRELOAD["']?\s*[:=]|\bDYLD_INSERT_LIBRARIES["']?\s*[:=]"#],
         message: "loads a library into every program that starts: delete it",
     },
     // Obfuscation.
@@ -363,7 +448,7 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Always,
         patterns: &[
-            r"/dev/(tcp|udp)/[^\s/]+/\d+",
+            r"(>&|<>|0<&|\d>&\d?)\s*/dev/(tcp|udp)/|/dev/(tcp|udp)/\S+\s*(0>&1|0<&\d|<&\d|>&\d)|\bexec\s+\d+<>\s*/dev/(tcp|udp)/",
             r"(?i)\b(nc|ncat|netcat)\b[^\n|]*\s-[a-z]*[ec]\s",
             r"(?i)\b(nc|ncat|netcat)\b[^\n]*\|\s*(/bin/)?(ba)?sh\b|\b(ba)?sh\s+-i\b[^\n]*\|\s*(nc|ncat|netcat)\b",
             r"(?i)\bmkfifo\b[^\n]*\b(nc|ncat|netcat|openssl\s+s_client)\b",
@@ -423,8 +508,8 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(?i)\b(dig|nslookup|host|drill)\b[^\n]*(\$\(|`)",
-            r"(?i)\b(dig|nslookup|host|drill|ping)\s+[^\n]*\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}",
+            r"(?i)(\$\([^)]*\)|`[^`]*`)\.[\w-]+\.[a-z]{2,}",
+            r"(?i)(^|[;&|(`]\s*)(dig|nslookup|host|drill|ping)\s+[^\n]*\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}",
         ],
         message: "puts data into a DNS look-up, which carries it to whoever runs that domain: delete it",
     },
@@ -435,7 +520,7 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(?i)\b(webhook\.site|requestbin\.\w+|pipedream\.net|pastebin\.com|paste\.ee|hastebin\.com|transfer\.sh|0x0\.st|ngrok\.io|ngrok-free\.app|interact\.sh|oast\.(fun|live|site|me|pro|online)|burpcollaborator\.net|file\.io|termbin\.com|ptpb\.pw)\b",
+            r"(?i)\b(webhook\.site|requestbin\.\w+|pipedream\.net|pastebin\.com|paste\.ee|hastebin\.com|transfer\.sh|0x0\.st|ngrok\.io|ngrok-free\.app|interact\.sh|oast\.(fun|live|site|me|pro|online)|burpcollaborator\.net|file\.io|termbin\.com|ptpb\.pw)\b|\bdiscord(app)?\.com/api/webhooks/",
         ],
         message: "sends data to a public drop box or request catcher, where anyone can collect it: delete it, or send to a service the person owns",
     },
@@ -448,7 +533,7 @@ const RULES: &[Rule] = &[
         context: Command,
         patterns: &[
             r"(\.\./)+\.?(etc|root|home|usr|var|\.ssh|\.aws|\.config|\.bashrc|\.zshrc|\.profile|\.gnupg)\b",
-            r"(\.\./){4,}|(\.\.\\){4,}",
+            r"\.\./\*",
         ],
         message: "reaches far outside the project through `../` paths: use a path inside the project or the skill's folder",
     },
@@ -482,39 +567,25 @@ static DISCUSSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(injections?|attacks?|attackers?|adversarial|malicious|untrusted|suspicious|",
         r"phrases?\s+(like|such\s+as)|such\s+as|e\.g\.|for\s+example|treat\s+(it|them|this|such)|",
-        r"look\s+for|detect|flag(ged|s)?|report\s+(it|them)|quoted|jailbreaks?)\b"
+        r"look\s+for|detect|flag(ged|s)?|report\s+(it|them)|quoted|jailbreaks?)\b|\blike\s*[\x22“'«]"
     ))
     .expect("compiles")
 });
 
 pub(super) fn check(document: &Document) -> Vec<RawFinding> {
-    let (set, regexes) = &*COMPILED;
     let mut findings = Vec::new();
-    for line in &document.lines {
-        for pattern in set.matches(&line.text).iter() {
-            let (rule_index, regex) = &regexes[pattern];
-            let rule = &RULES[*rule_index];
-            let span = regex.find(&line.text).map_or(0..0, |m| m.range());
-            let mut risk = match rule.code_risk {
-                Some(risk) if line.code => risk,
-                _ => rule.risk,
-            };
-            let mut message = rule.message.to_string();
-            if rule.id == PIPE_TO_SHELL && from_known_installer(&line.text) {
-                risk = Risk::Medium;
-                message = "runs a vendor's installer straight from the network: it is a well-known installer, but prefer the package manager, or download it, check it and run the file".into();
-            }
-            emit(
-                &mut findings,
-                line,
-                Hit {
-                    rule: rule.id,
-                    category: rule.category,
-                    risk,
-                    context: rule.context,
-                    span,
-                    message,
+    for (index, line) in document.lines.iter().enumerate() {
+        pattern_rules(line, |_, _| true, &mut findings);
+        if let Some(joined) = joined_with_next(line, document.lines.get(index + 1)) {
+            // Words to the agent run across a line break as often as not; only what crosses it
+            // is new here.
+            let boundary = line.text.len();
+            pattern_rules(
+                &joined,
+                |rule, span| {
+                    rule.context == Instruction && span.start < boundary && span.end > boundary + 1
                 },
+                &mut findings,
             );
         }
         remove_recursively(line, &mut findings);
@@ -528,6 +599,68 @@ pub(super) fn check(document: &Document) -> Vec<RawFinding> {
     exfiltration(document, &mut findings);
     download_then_run(document, &mut findings);
     findings
+}
+
+/// The table's rules on one line, where `accept` takes the rule and the match.
+fn pattern_rules(
+    line: &Line,
+    accept: impl Fn(&Rule, &Range<usize>) -> bool,
+    findings: &mut Vec<RawFinding>,
+) {
+    let (set, regexes) = &*COMPILED;
+    for pattern in set.matches(&line.text).iter() {
+        let (rule_index, regex) = &regexes[pattern];
+        let rule = &RULES[*rule_index];
+        let span = regex.find(&line.text).map_or(0..0, |m| m.range());
+        if !accept(rule, &span) {
+            continue;
+        }
+        let mut risk = match rule.code_risk {
+            Some(risk) if line.code => risk,
+            _ => rule.risk,
+        };
+        let mut message = rule.message.to_string();
+        match mitigation(rule.id, &line.text) {
+            Some(Mitigation::NotAFinding) => continue,
+            Some(Mitigation::Lower(lower, why)) => {
+                risk = risk.min(lower);
+                message = why.to_string();
+            }
+            None => {}
+        }
+        emit(
+            findings,
+            line,
+            Hit {
+                rule: rule.id,
+                category: rule.category,
+                risk,
+                context: rule.context,
+                span,
+                message,
+            },
+        );
+    }
+}
+
+/// A prose line and the next one of its paragraph, as one line numbered like the first.
+fn joined_with_next(line: &Line, next: Option<&Line>) -> Option<Line> {
+    let next = next.filter(|next| {
+        !line.code
+            && !next.code
+            && next.hidden == line.hidden
+            && next.number == line.number + 1
+            && !next.text.trim_start().starts_with(['#', '-', '*', '|'])
+    })?;
+    Some(Line {
+        number: line.number,
+        original: format!("{} {}", line.original, next.original),
+        text: format!("{} {}", line.text, next.text),
+        code: false,
+        hidden: line.hidden,
+        counterexample: line.counterexample,
+        block: None,
+    })
 }
 
 /// One match before its context is applied.
@@ -556,12 +689,30 @@ fn emit(findings: &mut Vec<RawFinding>, line: &Line, hit: Hit) {
             risk = risk.max(Risk::High);
             message += "; it sits in an HTML comment, which a person reading the skill never sees";
         }
-    } else if context == Command && (line.counterexample || is_negated_context(&elsewhere)) {
-        risk = risk.min(Risk::Low);
-        message += " (shown here as something not to do, so it stays low)";
-    } else if context == Instruction && DISCUSSION.is_match(&elsewhere) {
-        risk = risk.min(Risk::Low);
-        message += " (the text discusses it rather than asking for it, so it stays low)";
+    } else {
+        let discussed = DISCUSSION.is_match(&elsewhere);
+        let (cap, why) = match context {
+            Command if line.counterexample || is_negated_context(&elsewhere) => {
+                (Risk::Low, " (shown here as something not to do, so it stays low)")
+            }
+            Command | Instruction if discussed && !line.code => (
+                Risk::Low,
+                " (the text discusses it rather than asking for it, so it stays low)",
+            ),
+            Instruction if line.counterexample => (
+                Risk::Low,
+                " (shown here as an example to recognise, so it stays low)",
+            ),
+            Instruction if line.code => (
+                Risk::Medium,
+                " (in a code block it reads as data, not as words to the agent; check why it is there)",
+            ),
+            _ => (Risk::Critical, ""),
+        };
+        if risk > cap {
+            risk = cap;
+            message += why;
+        }
     }
     findings.push(RawFinding {
         rule,
@@ -766,7 +917,7 @@ fn unpinned_install(line: &Line, findings: &mut Vec<RawFinding>) {
             hit(
                 "download-execute.unpinned-install",
                 DownloadExecute,
-                Risk::Medium,
+                Risk::High,
                 Command,
                 found.range(),
                 "installs from a URL or repository without pinning a version, so it runs whatever is there on the day: pin a tag or commit (or a hash)",
@@ -885,14 +1036,25 @@ fn credentials(line: &Line, findings: &mut Vec<RawFinding>) {
     }
 }
 
-/// A write (redirect, tee, copy, an editor instruction in prose) followed by its target.
+/// A write in code: a redirect (not `2>` or `&>`), tee, copy, an in-place edit, a config set.
 static WRITE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)(>>?|\btee\b|\bcp\b|\bmv\b|\bln\s+-s|\bsed\s+-i|\binstall\s+-|\bdd\b|",
-        r"open\([^)]*['\x22][aw]\+?['\x22]|write_text|appendFile|writeFile|Add-Content|Set-Content|Out-File|",
-        r"\b(append|add|write|insert|prepend|put|save|create|echo)\b)"
+        r"(?i)((^|[^0-9&>])>>?|\btee\b|\bcp\b|\bmv\b|\bln\s+-s|\bsed\s+-i|\binstall\s+-|\bdd\b|\bgit\s+config\b|",
+        r"open\([^)]*['\x22][aw]\+?['\x22]|write_text|appendFile|writeFile|Add-Content|Set-Content|Out-File)"
     ))
     .expect("compiles")
+});
+
+/// A write in prose: an instruction to the agent to change a file.
+static WRITE_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(append|add|write|insert|prepend|put|save|create|sets?|edit|modify|update|overwrite|replace)\b")
+        .expect("compiles")
+});
+
+/// A write that adds to what a file holds rather than writing it afresh.
+static APPENDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)>>|\btee\s+-a\b|\bsed\s+-i\b|\b(append|add|insert|prepend|echo)\b|['\x22]a\+?['\x22]|appendFile|Add-Content")
+        .expect("compiles")
 });
 
 static HEREDOC: LazyLock<Regex> =
@@ -907,12 +1069,25 @@ static PAYLOAD: LazyLock<Regex> = LazyLock::new(|| {
     .expect("compiles")
 });
 
+/// Where to look for what a persistent change carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PayloadScope {
+    /// The line and the here-document it starts: a shell start-up file gets only that.
+    Line,
+    /// The whole code block: a hook or a job is written in one place and installed in another.
+    Block,
+}
+
 struct PersistenceTarget {
     rule: &'static str,
     pattern: &'static str,
-    /// Risk of the change on its own, and with a payload.
+    /// The pattern names the writing itself (`| crontab -`), so no separate write is needed.
+    writes_itself: bool,
+    /// Risk of the change on its own, when it replaces the file, and with a payload.
     risk: Risk,
+    replace_risk: Risk,
     with_payload: Risk,
+    payload_scope: PayloadScope,
     what: &'static str,
 }
 
@@ -920,50 +1095,91 @@ const PERSISTENCE_TARGETS: &[PersistenceTarget] = &[
     PersistenceTarget {
         rule: "persistence.authorized-keys",
         pattern: r"authorized_keys2?\b",
+        writes_itself: false,
         risk: Risk::Critical,
+        replace_risk: Risk::Medium,
         with_payload: Risk::Critical,
+        payload_scope: PayloadScope::Line,
         what: "adds a key to authorized_keys, which lets its owner log in to this machine: delete it; a person adds keys themselves",
     },
     PersistenceTarget {
-        rule: "persistence.agent-instructions",
-        pattern: r"(?i)(AGENTS\.md|CLAUDE\.md|GEMINI\.md|\.cursorrules|\.cursor/rules|\.windsurfrules|copilot-instructions\.md|\.clinerules|\.hermes/|\.zeph/|\.claude/|\.codex/|\.continue/|\.aider\.conf|/skills/[\w.-]+/SKILL\.md)",
+        rule: "persistence.agent-config",
+        pattern: r"(?i)(\.hermes/|\.zeph/|\.claude/|\.codex/|\.continue/|\.aider\.conf|/skills/[\w.-]+/SKILL\.md|\$\{?\w+\}?/SKILL\.md)",
+        writes_itself: false,
         risk: Risk::High,
+        replace_risk: Risk::High,
         with_payload: Risk::Critical,
-        what: "writes into another agent's instruction files, so its words outlive this task and reach other agents: delete it; a skill changes only its own folder",
+        payload_scope: PayloadScope::Line,
+        what: "rewrites an agent's own settings or another skill, so the change outlives this task and reaches other work: delete it; a skill changes only its own folder",
+    },
+    PersistenceTarget {
+        rule: "persistence.agent-instructions",
+        pattern: r"(?i)(AGENTS\.md|CLAUDE\.md|GEMINI\.md|\.cursorrules|\.cursor/rules|\.windsurfrules|copilot-instructions\.md|\.clinerules)",
+        writes_itself: false,
+        risk: Risk::High,
+        replace_risk: Risk::Medium,
+        with_payload: Risk::Critical,
+        payload_scope: PayloadScope::Line,
+        what: "adds to another agent's instruction file, so its words reach every later session: delete it, unless writing that file is exactly the task the person asked for",
     },
     PersistenceTarget {
         rule: "persistence.shell-startup",
         pattern: r"(?i)\.(bashrc|zshrc|profile|bash_profile|zprofile|zshenv|bash_login|config/fish/config\.fish)\b|/etc/profile",
+        writes_itself: false,
         risk: Risk::Medium,
+        replace_risk: Risk::Medium,
         with_payload: Risk::Critical,
+        payload_scope: PayloadScope::Line,
         what: "changes the shell's start-up file, so it runs in every future shell",
     },
     PersistenceTarget {
         rule: "persistence.scheduled",
-        pattern: r"(?i)\bcrontab\b|/etc/cron|/var/spool/cron|@reboot\b|\bschtasks\s+/create\b|\\CurrentVersion\\Run\b",
+        pattern: r"(?i)\|\s*crontab(\s+-)?\s*($|[;&)])|\bcrontab\s+[\w./-]+\.(txt|cron|tab)\b|@reboot\b|\bschtasks\s+/create\b",
+        writes_itself: true,
         risk: Risk::Medium,
+        replace_risk: Risk::Medium,
         with_payload: Risk::Critical,
+        payload_scope: PayloadScope::Block,
+        what: "schedules a command to run again later, on its own",
+    },
+    PersistenceTarget {
+        rule: "persistence.scheduled",
+        pattern: r"(?i)/etc/cron\.\w+/|/etc/crontab\b|/var/spool/cron|\\CurrentVersion\\Run\b",
+        writes_itself: false,
+        risk: Risk::Medium,
+        replace_risk: Risk::Medium,
+        with_payload: Risk::Critical,
+        payload_scope: PayloadScope::Block,
         what: "schedules a command to run again later, on its own",
     },
     PersistenceTarget {
         rule: "persistence.service",
         pattern: r"(?i)\.config/systemd/user/|/etc/systemd/system/|\bsystemctl\s+(--user\s+)?enable\b|Library/Launch(Agents|Daemons)|\blaunchctl\s+(load|bootstrap)\b",
+        writes_itself: false,
         risk: Risk::Medium,
+        replace_risk: Risk::Medium,
         with_payload: Risk::High,
+        payload_scope: PayloadScope::Block,
         what: "installs a service that starts by itself",
     },
     PersistenceTarget {
         rule: "persistence.git-hooks",
         pattern: r"(?i)\.git/hooks/[\w-]+|\bcore\.hooksPath\b",
+        writes_itself: false,
         risk: Risk::Medium,
+        replace_risk: Risk::Medium,
         with_payload: Risk::High,
+        payload_scope: PayloadScope::Block,
         what: "installs a git hook, which runs on every commit or push",
     },
     PersistenceTarget {
         rule: "persistence.ssh-config",
-        pattern: r"(?i)\.ssh/config\b[^\n]*|\bProxyCommand\b",
+        pattern: r"(?i)\.ssh/config\b|\bProxyCommand\b",
+        writes_itself: false,
         risk: Risk::Medium,
+        replace_risk: Risk::Medium,
         with_payload: Risk::High,
+        payload_scope: PayloadScope::Line,
         what: "changes the SSH client's settings, which every later connection follows",
     },
 ];
@@ -978,24 +1194,46 @@ static PERSISTENCE_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// Writes that outlive the task. A cron job or a shell alias may be what the person asked for
 /// (`medium`); one that fetches or opens a connection is how an attacker stays (`critical`).
 fn persistence(document: &Document, line: &Line, findings: &mut Vec<RawFinding>) {
-    let Some(write) = WRITE.find(&line.text) else {
-        return;
+    let write = if line.code {
+        WRITE.find(&line.text)
+    } else {
+        WRITE_VERB.find(&line.text)
     };
     for (target, regex) in PERSISTENCE_TARGETS.iter().zip(PERSISTENCE_REGEXES.iter()) {
         let Some(found) = regex.find(&line.text) else {
             continue;
         };
-        let crontab_pipe = target.rule == "persistence.scheduled" && line.text.contains("crontab");
-        if found.start() < write.start() && !crontab_pipe {
+        let written =
+            target.writes_itself || write.is_some_and(|w| !line.code || w.start() < found.start());
+        if !written {
             continue;
         }
         let carries_payload = PAYLOAD.is_match(&line.text)
-            || heredoc_body(document, line).any(|l| PAYLOAD.is_match(&l.text));
+            || match target.payload_scope {
+                PayloadScope::Line => {
+                    heredoc_body(document, line).any(|l| PAYLOAD.is_match(&l.text))
+                }
+                PayloadScope::Block => {
+                    line.block.is_some()
+                        && document
+                            .lines
+                            .iter()
+                            .any(|l| l.block == line.block && PAYLOAD.is_match(&l.text))
+                }
+            };
         let (risk, message) = if carries_payload {
             (
                 target.with_payload,
                 format!(
                     "{}, and what it adds fetches code or opens a connection: delete it",
+                    target.what
+                ),
+            )
+        } else if !APPENDS.is_match(&line.text) && target.replace_risk < target.risk {
+            (
+                target.replace_risk,
+                format!(
+                    "{} (here it copies or writes the whole file: check what it puts there)",
                     target.what
                 ),
             )
@@ -1103,7 +1341,7 @@ static SECRET_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?i)\.ssh(/?(\s|$|["')|;*])|/id_\w+(\s|$|["')|;,]))|\bid_(rsa|dsa|ecdsa|ed25519)(\s|$|["')|;,])|"#,
         r#"\.aws(/credentials|/config|/?(\s|$|["')|;]))|\.gnupg\b|\.kube/config\b|\.docker/config\.json|"#,
         r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.pgpass\b|\.(bash|zsh)_history\b|"#,
-        r#"/etc/(shadow|passwd|sudoers)\b|\bwallet\.dat\b|Login\s+Data|/Cookies\b|\bkeychain\b|find-generic-password|"#,
+        r#"/etc/(shadow|passwd|sudoers)\b|\bwallet\.dat\b|Login\s+Data|\bCookies\b|logins\.json|key4\.db|cookies\.sqlite|\bkeychain\b|find-generic-password|"#,
         r#"(^|[\s'"=(/])\.env(\s|$|["')|;>,])|gcloud/(credentials|application_default)|"#,
         r#"(^|[|;&(`]\s*|\$\(\s*)(printenv|env|set)\s*($|[|;)>`])|\bdict\s*\(\s*os\.environ\s*\)|os\.environ\.(copy|items)\s*\(|"#,
         r#"str\s*\(\s*os\.environ\s*\)|JSON\.stringify\s*\(\s*process\.env\s*\)|/proc/\S*/environ|\bgh\s+auth\s+token\b|"#,
@@ -1139,11 +1377,11 @@ static OUTPUT_FILE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:>>?|\s-o|\btar\s+-?c\w*f|\bzip\s+(?:-\w+\s+)*)\s*(\S+)").expect("compiles")
 });
 
-/// Secrets read and sent: on one line, or read on one line of a block (into a variable or a
-/// file) and sent from a later one.
+/// Secrets read and sent: on one line, or read on one line (into a variable, a file or a
+/// folder) and sent later — from a line that names it, or a code block that does.
 fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
     const MESSAGE: &str = "reads secrets (keys, credentials, the environment) and sends them to another machine: delete the upload; nothing in a skill should send keys anywhere";
-    let mut read_in_block: Vec<(Option<usize>, String)> = Vec::new();
+    let mut read_into: Vec<String> = Vec::new();
     for line in &document.lines {
         let cleaned = AUTH_HEADER.replace_all(&line.text, " ");
         let source = SECRET_SOURCE.find(&cleaned);
@@ -1166,21 +1404,25 @@ fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
             continue;
         }
         if source.is_some() {
-            if let Some(name) = ASSIGNED.captures(&cleaned).map(|c| c[2].to_string()) {
-                read_in_block.push((line.block, name));
-            }
-            if let Some(file) = OUTPUT_FILE.captures(&cleaned).map(|c| c[1].to_string()) {
-                read_in_block.push((line.block, file));
-            }
+            read_into.extend(ASSIGNED.captures(&cleaned).map(|c| c[2].to_string()));
+            read_into.extend(OUTPUT_FILE.captures(&cleaned).map(|c| c[1].to_string()));
+            read_into.extend(copy_destination(&cleaned));
             continue;
         }
         let Some(sink) = sink else {
             continue;
         };
-        let carries = read_in_block.iter().find(|(block, name)| {
-            *block == line.block && line.block.is_some() && carries_name(&cleaned, name)
+        let carries = read_into.iter().find(|name| {
+            carries_name(&cleaned, name)
+                || (line.block.is_some()
+                    && document.lines.iter().any(|l| {
+                        let text = AUTH_HEADER.replace_all(&l.text, " ");
+                        l.block == line.block
+                            && !SECRET_SOURCE.is_match(&text)
+                            && carries_name(&text, name)
+                    }))
         });
-        if let Some((_, name)) = carries {
+        if let Some(name) = carries {
             let span = sink.start().min(line.text.len())..sink.end().min(line.text.len());
             emit(
                 findings,
@@ -1196,6 +1438,19 @@ fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
             );
         }
     }
+}
+
+/// Where `cp`, `rsync` or `mv` puts what it copies: its last argument, redirects aside.
+fn copy_destination(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let command = words
+        .iter()
+        .position(|w| matches!(*w, "cp" | "rsync" | "mv"))?;
+    words[command + 1..]
+        .iter()
+        .rfind(|w| !w.starts_with('-') && !w.contains('>'))
+        .map(|w| w.trim_end_matches('/').to_string())
+        .filter(|w| w.len() > 1)
 }
 
 /// Whether `text` uses the variable or file `name`.
@@ -1237,7 +1492,6 @@ fn download_then_run(document: &Document, findings: &mut Vec<RawFinding>) {
                 let file = file.trim_matches(|c| c == '"' || c == '\'').to_string();
                 downloaded.push((line.block, file));
             }
-            continue;
         }
         for captures in RUNS_FILE.captures_iter(&line.text) {
             let ran = captures[captures.len() - 1].trim_matches(|c| c == '"' || c == '\'');

@@ -1,0 +1,140 @@
+//! The labelled corpus (`tests/safety/corpus`, see its README): every malicious skill must be
+//! caught at `high` or worse, and hardly any benign one — many of them written to look risky —
+//! may be. The figures are asserted (≥ 95 % detection, ≤ 5 % false positives, issue 12) and
+//! printed per category; the README's table quotes them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use lull::safety::{check_path, Risk};
+
+/// Detection at `high`+ that the check must reach on malicious skills.
+const MIN_DETECTION: f64 = 0.95;
+/// Share of benign skills the check may flag at `high`+.
+const MAX_FALSE_POSITIVES: f64 = 0.05;
+
+struct Labelled {
+    path: String,
+    malicious: bool,
+    category: String,
+}
+
+fn corpus() -> Vec<Labelled> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/safety/corpus");
+    let labels = std::fs::read_to_string(root.join("labels.tsv")).expect("labels.tsv");
+    labels
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            assert!(fields.len() >= 3, "bad label line: {line}");
+            assert!(
+                matches!(fields[1], "malicious" | "benign"),
+                "bad label: {line}"
+            );
+            Labelled {
+                path: root.join(fields[0]).to_string_lossy().into_owned(),
+                malicious: fields[1] == "malicious",
+                category: fields[2].to_string(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_file_is_labelled_and_named_after_its_slug() {
+    let corpus = corpus();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/safety/corpus");
+    let mut on_disk = Vec::new();
+    for folder in ["malicious", "benign"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+            on_disk.push(entry.unwrap().path().to_string_lossy().into_owned());
+        }
+    }
+    on_disk.sort();
+    let mut labelled: Vec<String> = corpus.iter().map(|i| i.path.clone()).collect();
+    labelled.sort();
+    assert_eq!(on_disk, labelled, "labels.tsv and the folders disagree");
+    for item in &corpus {
+        let slug = Path::new(&item.path).file_stem().unwrap().to_str().unwrap();
+        let text = std::fs::read_to_string(&item.path).unwrap();
+        assert!(
+            text.contains(&format!("\nname: {slug}\n")),
+            "{}: front matter name is not {slug}",
+            item.path
+        );
+    }
+}
+
+#[test]
+fn the_corpus_is_caught_at_high_with_few_false_positives() {
+    let corpus = corpus();
+    let mut per_category: BTreeMap<(bool, String), (usize, usize)> = BTreeMap::new();
+    let mut misses = Vec::new();
+    let mut false_alarms = Vec::new();
+    for item in &corpus {
+        let report = check_path(Path::new(&item.path)).expect("corpus file reads");
+        let flagged = report.max_risk >= Risk::High;
+        let entry = per_category
+            .entry((item.malicious, item.category.clone()))
+            .or_default();
+        entry.1 += 1;
+        if flagged {
+            entry.0 += 1;
+        }
+        if item.malicious && !flagged {
+            misses.push(format!("{} ({:?})", item.path, report.max_risk));
+        }
+        if !item.malicious && flagged {
+            let worst = &report.findings[0];
+            false_alarms.push(format!(
+                "{}: {} line {}: {}",
+                item.path, worst.rule, worst.line, worst.excerpt
+            ));
+        }
+    }
+    let malicious = corpus.iter().filter(|i| i.malicious).count();
+    let benign = corpus.len() - malicious;
+    assert!(
+        malicious >= 60 && benign >= 60,
+        "{malicious} malicious, {benign} benign"
+    );
+    let detection = (malicious - misses.len()) as f64 / malicious as f64;
+    let false_positives = false_alarms.len() as f64 / benign as f64;
+    println!("category        malicious caught   benign flagged");
+    let categories: std::collections::BTreeSet<&String> =
+        per_category.keys().map(|(_, c)| c).collect();
+    for category in categories {
+        let caught = per_category.get(&(true, category.clone()));
+        let flagged = per_category.get(&(false, category.clone()));
+        let show = |pair: Option<&(usize, usize)>| {
+            pair.map_or("–".to_string(), |(hit, all)| format!("{hit}/{all}"))
+        };
+        println!(
+            "{category:<15} {:>16}   {:>14}",
+            show(caught),
+            show(flagged)
+        );
+    }
+    println!(
+        "detection at high+: {}/{malicious} = {:.1} %; false positives at high+: {}/{benign} = {:.1} %",
+        malicious - misses.len(),
+        detection * 100.0,
+        false_alarms.len(),
+        false_positives * 100.0
+    );
+    assert!(
+        detection >= MIN_DETECTION,
+        "detection {:.1} % < {:.0} %; missed:\n{}",
+        detection * 100.0,
+        MIN_DETECTION * 100.0,
+        misses.join("\n")
+    );
+    assert!(
+        false_positives <= MAX_FALSE_POSITIVES,
+        "false positives {:.1} % > {:.0} %:\n{}",
+        false_positives * 100.0,
+        MAX_FALSE_POSITIVES * 100.0,
+        false_alarms.join("\n")
+    );
+}
