@@ -207,5 +207,41 @@ pub fn render_markdown(results: &Value) -> String {
             );
         }
     }
+    if let Some(safety) = results.get("safety").filter(|v| v.is_object()) {
+        md += &safety_table(safety);
+    }
+    md
+}
+
+/// The safety check's speed and its accuracy beside the keyword scanner's.
+fn safety_table(safety: &Value) -> String {
+    let command = "`cargo bench --bench safety`";
+    let mut md = format!(
+        "\n## Safety check\n\n| figure | value | target | command |\n|---|---:|---|---|\n\
+         | one typical SKILL.md ({} bytes), p50 / p99 ms | {} / {} | ≤ 5 | {command} |\n\
+         | a long SKILL.md ({} bytes), p50 ms | {} | ≤ 5 | {command} |\n\
+         | a folder of {} files, p50 ms | {} | well under 1000 | {command} |\n",
+        safety["typical_file_bytes"],
+        num(&safety["typical_p50_ms"]),
+        num(&safety["typical_p99_ms"]),
+        safety["large_file_bytes"],
+        num(&safety["large_p50_ms"]),
+        safety["folder_files"],
+        num(&safety["folder_p50_ms"]),
+    );
+    for (name, key) in [("tuning corpus", "corpus"), ("held-out corpus", "holdout")] {
+        let Some(set) = safety.get(key).filter(|v| v.is_object()) else {
+            continue;
+        };
+        md += &format!(
+            "| {name} ({} malicious, {} benign): detection / false positives at high+, % | {} / {} (keyword scanner: {} / {}) | ≥ 95 / ≤ 5 | {command} |\n",
+            set["malicious"],
+            set["benign"],
+            num(&set["detection_pct"]),
+            num(&set["false_positive_pct"]),
+            num(&set["keyword_detection_pct"]),
+            num(&set["keyword_false_positive_pct"]),
+        );
+    }
     md
 }

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::unicode;
+use super::{regex, unicode};
 
 /// How to read a text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub(super) struct Document {
 /// Words that make a line say "this is what not to do" when it introduces a block, heads a
 /// section, or is a comment above a command.
 static NEGATED_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r"(?i)^\W*(bad|wrong|incorrect|unsafe|dangerous|insecure|avoid|never|don'?t|do\s+not|",
         r"warning|caution|danger|anti-?patterns?|don'?ts)\b",
         r"|\b(never|do\s+not|don'?t|must\s+not|mustn'?t|should\s+not|shouldn'?t|cannot|can'?t)\s+",
@@ -65,7 +65,7 @@ static NEGATED_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// "Don't forget to run …" is an instruction to run it, not a warning.
 static NOT_A_NEGATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    regex(
         r"(?i)\b(don'?t|do\s+not|never|not)\s+(ever\s+)?(forget|skip|miss|omit|fail|hesitate|stop|wait|ask|bother|worry)\w*",
     )
     .expect("pattern compiles")
@@ -74,17 +74,17 @@ static NOT_A_NEGATION: LazyLock<Regex> = LazyLock::new(|| {
 /// A section about attacks ("## Red flags", "## What malicious skills do") holds examples, not
 /// steps; words too broad to excuse a single line.
 static NEGATED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(attacks?|attackers?|malicious|red\s+flags?|pitfalls?|threats?|examples?\s+of\s+(bad|unsafe|dangerous))\b")
+    regex(r"(?i)\b(attacks?|attackers?|malicious|red\s+flags?|pitfalls?|threats?|examples?\s+of\s+(bad|unsafe|dangerous))\b")
         .expect("pattern compiles")
 });
 
 static HEADING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s{0,3}(#{1,6})\s+(.*)$").expect("pattern compiles"));
+    LazyLock::new(|| regex(r"^\s{0,3}(#{1,6})\s+(.*)$").expect("pattern compiles"));
 static FENCE: LazyLock<Regex> =
     // Any indent: a fence inside a list item is indented past Markdown's three spaces.
-    LazyLock::new(|| Regex::new(r"^\s*(`{3,}|~{3,})").expect("pattern compiles"));
+    LazyLock::new(|| regex(r"^\s*(`{3,}|~{3,})").expect("pattern compiles"));
 static CODE_COMMENT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(#|//|--|;|REM\b|::)").expect("pattern compiles"));
+    LazyLock::new(|| regex(r"^\s*(#|//|--|;|REM\b|::)").expect("pattern compiles"));
 
 /// Whether `text` frames what follows (or itself) as something not to do.
 pub(super) fn is_negated_context(text: &str) -> bool {

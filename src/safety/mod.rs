@@ -240,6 +240,18 @@ fn findings_in(file: &str, text: &str, kind: document::Kind) -> Vec<Finding> {
         .collect()
 }
 
+/// Compiles a rule pattern with ASCII word boundaries. Unicode `\b` makes the regex crate leave
+/// its fast engines on any non-ASCII text (a French or Russian skill checked 50× slower);
+/// commands and the words the rules look for are ASCII, and look-alike letters are mapped to
+/// ASCII before matching.
+fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::Regex::new(&ascii_word_boundaries(pattern))
+}
+
+fn ascii_word_boundaries(pattern: &str) -> String {
+    pattern.replace(r"\b", r"(?-u:\b)")
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }

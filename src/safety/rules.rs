@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexSet};
 
 use super::document::{is_negated_context, Document, Line};
-use super::{excerpt, Category, RawFinding, Risk};
+use super::{ascii_word_boundaries, excerpt, regex, Category, RawFinding, Risk};
 
 /// How a rule's match depends on its context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,12 +66,11 @@ enum Mitigation {
 }
 
 static OFFICIAL_INDEX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)https://(pypi\.org/simple|files\.pythonhosted\.org|registry\.npmjs\.org)\b")
+    regex(r"(?i)https://(pypi\.org/simple|files\.pythonhosted\.org|registry\.npmjs\.org)\b")
         .expect("compiles")
 });
 static LOCAL_DATABASE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(localhost|127\.0\.0\.1|\w+_test|test_\w+|\w+_dev|dev_\w+)\b")
-        .expect("compiles")
+    regex(r"(?i)\b(localhost|127\.0\.0\.1|\w+_test|test_\w+|\w+_dev|dev_\w+)\b").expect("compiles")
 });
 
 fn mitigation(rule: &str, text: &str) -> Option<Mitigation> {
@@ -554,17 +553,18 @@ static COMPILED: LazyLock<(RegexSet, Vec<(usize, Regex)>)> = LazyLock::new(|| {
         .enumerate()
         .flat_map(|(index, rule)| rule.patterns.iter().map(move |p| (index, *p)))
         .collect();
-    let set = RegexSet::new(patterns.iter().map(|(_, p)| *p)).expect("rule patterns compile");
+    let set = RegexSet::new(patterns.iter().map(|(_, p)| ascii_word_boundaries(p)))
+        .expect("rule patterns compile");
     let regexes = patterns
         .iter()
-        .map(|(index, p)| (*index, Regex::new(p).expect("rule pattern compiles")))
+        .map(|(index, p)| (*index, regex(p).expect("rule pattern compiles")))
         .collect();
     (set, regexes)
 });
 
 /// Words that mark a line as discussing attacks rather than making one.
 static DISCUSSION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r"(?i)\b(injections?|attacks?|attackers?|adversarial|malicious|untrusted|suspicious|",
         r"phrases?\s+(like|such\s+as)|such\s+as|e\.g\.|for\s+example|treat\s+(it|them|this|such)|",
         r"look\s+for|detect|flag(ged|s)?|report\s+(it|them)|quoted|jailbreaks?)\b|\blike\s*[\x22“'«]"
@@ -761,8 +761,7 @@ fn hit(
     }
 }
 
-static RM: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\brm\s+([^\n;&|)]*)").expect("compiles"));
+static RM: LazyLock<Regex> = LazyLock::new(|| regex(r"\brm\s+([^\n;&|)]*)").expect("compiles"));
 
 /// What `rm -r` must never be pointed at.
 const PRECIOUS_TARGETS: &[&str] = &[
@@ -836,7 +835,7 @@ fn remove_recursively(line: &Line, findings: &mut Vec<RawFinding>) {
 }
 
 static GIT_PUSH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\bgit\s+push\b([^\n;&|]*)").expect("compiles"));
+    LazyLock::new(|| regex(r"\bgit\s+push\b([^\n;&|]*)").expect("compiles"));
 
 /// A forced push rewrites shared history; on the main branch (or every branch) it loses work.
 fn force_push(line: &Line, findings: &mut Vec<RawFinding>) {
@@ -889,7 +888,7 @@ static UNPINNED: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (r"(?i)\bgo\s+install\s+\S+@latest\b", "never pinned"),
     ]
     .into_iter()
-    .map(|(p, pin)| (Regex::new(p).expect("compiles"), pin))
+    .map(|(p, pin)| (regex(p).expect("compiles"), pin))
     .collect()
 });
 
@@ -947,7 +946,7 @@ static KEY_SHAPES: LazyLock<Vec<(Regex, &'static str, Risk)>> = LazyLock::new(||
         (r#"(?i)\b(password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\b\s*[:=]\s*["']?([^\s"'`,;$<{]{12,})"#, "a password or key", Risk::Medium),
     ]
     .into_iter()
-    .map(|(p, what, risk)| (Regex::new(p).expect("compiles"), what, risk))
+    .map(|(p, what, risk)| (regex(p).expect("compiles"), what, risk))
     .collect()
 });
 
@@ -1038,7 +1037,7 @@ fn credentials(line: &Line, findings: &mut Vec<RawFinding>) {
 
 /// A write in code: a redirect (not `2>` or `&>`), tee, copy, an in-place edit, a config set.
 static WRITE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r"(?i)((^|[^0-9&>])>>?|\btee\b|\bcp\b|\bmv\b|\bln\s+-s|\bsed\s+-i|\binstall\s+-|\bdd\b|\bgit\s+config\b|",
         r"open\([^)]*['\x22][aw]\+?['\x22]|write_text|appendFile|writeFile|Add-Content|Set-Content|Out-File)"
     ))
@@ -1047,22 +1046,22 @@ static WRITE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A write in prose: an instruction to the agent to change a file.
 static WRITE_VERB: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(append|add|write|insert|prepend|put|save|create|sets?|edit|modify|update|overwrite|replace)\b")
+    regex(r"(?i)\b(append|add|write|insert|prepend|put|save|create|sets?|edit|modify|update|overwrite|replace)\b")
         .expect("compiles")
 });
 
 /// A write that adds to what a file holds rather than writing it afresh.
 static APPENDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)>>|\btee\s+-a\b|\bsed\s+-i\b|\b(append|add|insert|prepend|echo)\b|['\x22]a\+?['\x22]|appendFile|Add-Content")
+    regex(r"(?i)>>|\btee\s+-a\b|\bsed\s+-i\b|\b(append|add|insert|prepend|echo)\b|['\x22]a\+?['\x22]|appendFile|Add-Content")
         .expect("compiles")
 });
 
 static HEREDOC: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"<<-?\s*['"]?(\w+)['"]?"#).expect("compiles"));
+    LazyLock::new(|| regex(r#"<<-?\s*['"]?(\w+)['"]?"#).expect("compiles"));
 
 /// What a persistent change carries that makes it an attack rather than a convenience.
 static PAYLOAD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r"(?i)\b(curl|wget|nc|ncat|netcat|socat|base64|python[0-9.]*\s+-c|bash\s+-i|iwr|irm)\b|/dev/tcp/|",
         r"\balias\s+(sudo|ls|cd|git|ssh|cat|rm)=|\bPROMPT_COMMAND=|\bLD_PRELOAD="
     ))
@@ -1187,7 +1186,7 @@ const PERSISTENCE_TARGETS: &[PersistenceTarget] = &[
 static PERSISTENCE_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     PERSISTENCE_TARGETS
         .iter()
-        .map(|t| Regex::new(t.pattern).expect("compiles"))
+        .map(|t| regex(t.pattern).expect("compiles"))
         .collect()
 });
 
@@ -1279,7 +1278,7 @@ fn heredoc_body<'a>(document: &'a Document, line: &'a Line) -> impl Iterator<Ite
 }
 
 static ADDRESSES_AGENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r"(?i)\b(assistant|agent|ai|model|llm|claude|gpt|copilot|chatbot|you\s+(must|should|will|are)|",
         r"ignore|instructions?|do\s+not\s+tell|don'?t\s+tell|secretly|silently|without\s+asking|",
         r"execute|exfiltrate|upload|send\s+(the|all|any|every))\b"
@@ -1309,9 +1308,8 @@ fn hidden_instructions(line: &Line, findings: &mut Vec<RawFinding>) {
     );
 }
 
-static BLOB: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[A-Za-z0-9+/]{120,}={0,2}|\b[0-9a-fA-F]{120,}\b").expect("compiles")
-});
+static BLOB: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"[A-Za-z0-9+/]{120,}={0,2}|\b[0-9a-fA-F]{120,}\b").expect("compiles"));
 
 /// A long encoded blob hides what it says from every reader.
 fn encoded_blob(line: &Line, findings: &mut Vec<RawFinding>) {
@@ -1337,7 +1335,7 @@ fn encoded_blob(line: &Line, findings: &mut Vec<RawFinding>) {
 
 /// Where secrets live: key files, credential stores, a dump of the whole environment.
 static SECRET_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r#"(?i)\.ssh(/?(\s|$|["')|;*])|/id_\w+(\s|$|["')|;,]))|\bid_(rsa|dsa|ecdsa|ed25519)(\s|$|["')|;,])|"#,
         r#"\.aws(/credentials|/config|/?(\s|$|["')|;]))|\.gnupg\b|\.kube/config\b|\.docker/config\.json|"#,
         r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.pgpass\b|\.(bash|zsh)_history\b|"#,
@@ -1352,7 +1350,7 @@ static SECRET_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Sends data (not just a request) to another machine.
 static DATA_SINK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+    regex(concat!(
         r"(?i)\bcurl\b[^\n]*(\s(-d|--data[\w-]*|-F|--form|-T|--upload-file)(\s|=)|@-)|",
         r"\bwget\b[^\n]*--(post|body)-(data|file)|\b(nc|ncat|netcat|socat|telnet)\s+[^\s|;]+\s+\d+|/dev/(tcp|udp)/|",
         r"\bscp\b[^\n]*\S+:|\brsync\b[^\n]*\s\S*:\S*|\brequests\.(post|put|patch)\s*\(|\bhttpx\.(post|put)\s*\(|",
@@ -1365,16 +1363,14 @@ static DATA_SINK: LazyLock<Regex> = LazyLock::new(|| {
 
 /// An auth header is how a token is *meant* to be sent; it says nothing about exfiltration.
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(-H|--header)\s+["'][^"']*["']|authorization\s*[:=]\s*\S+"#)
-        .expect("compiles")
+    regex(r#"(?i)(-H|--header)\s+["'][^"']*["']|authorization\s*[:=]\s*\S+"#).expect("compiles")
 });
 
 static ASSIGNED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(export\s+|local\s+|const\s+|let\s+|var\s+)?([A-Za-z_]\w*)\s*=")
-        .expect("compiles")
+    regex(r"^\s*(export\s+|local\s+|const\s+|let\s+|var\s+)?([A-Za-z_]\w*)\s*=").expect("compiles")
 });
 static OUTPUT_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:>>?|\s-o|\btar\s+-?c\w*f|\bzip\s+(?:-\w+\s+)*)\s*(\S+)").expect("compiles")
+    regex(r"(?:>>?|\s-o|\btar\s+-?c\w*f|\bzip\s+(?:-\w+\s+)*)\s*(\S+)").expect("compiles")
 });
 
 /// Secrets read and sent: on one line, or read on one line (into a variable, a file or a
@@ -1453,26 +1449,30 @@ fn copy_destination(text: &str) -> Option<String> {
         .filter(|w| w.len() > 1)
 }
 
-/// Whether `text` uses the variable or file `name`.
+/// Whether `text` uses the variable or file `name` (a variable as a whole word).
 fn carries_name(text: &str, name: &str) -> bool {
     let looks_like_variable = name.chars().all(|c| c.is_alphanumeric() || c == '_');
     if !looks_like_variable {
         return text.contains(name);
     }
-    let pattern = format!(r"(\$\{{?{0}\b|\b{0}\b)", regex::escape(name));
-    Regex::new(&pattern).is_ok_and(|r| r.is_match(text))
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
 }
 
 static DOWNLOAD_TO_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(curl|wget)\b[^\n|]*?(\s(-o|-O|--output|--output-document)\s*=?\s*(\S+)|\s(https?://\S+))")
+    regex(r"(?i)\b(curl|wget)\b[^\n|]*?(\s(-o|-O|--output|--output-document)\s*=?\s*(\S+)|\s(https?://\S+))")
         .expect("compiles")
 });
 static CHECKSUM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(sha256sum|sha512sum|shasum\s+-a\s*(256|512))\b[^\n]*(-c|--check|==|=)|\bgpg\s+--verify\b|\bcosign\s+verify|\bminisign\s+-V|\bsha256sum\b[^\n]*\|\s*grep|\bGet-FileHash\b")
+    regex(r"(?i)\b(sha256sum|sha512sum|shasum\s+-a\s*(256|512))\b[^\n]*(-c|--check|==|=)|\bgpg\s+--verify\b|\bcosign\s+verify|\bminisign\s+-V|\bsha256sum\b[^\n]*\|\s*grep|\bGet-FileHash\b")
         .expect("compiles")
 });
 static RUNS_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(^|[;&|]\s*|\bsudo\s+)(\./|(ba|z)?sh\s+|python[0-9.]*\s+|perl\s+|node\s+|chmod\s+\+?[0-7]*x?\s*\+?x?\s*|source\s+|\.\s+)(\S+)")
+    regex(r"(?i)(^|[;&|]\s*|\bsudo\s+)(\./|(ba|z)?sh\s+|python[0-9.]*\s+|perl\s+|node\s+|chmod\s+\+?[0-7]*x?\s*\+?x?\s*|source\s+|\.\s+)(\S+)")
         .expect("compiles")
 });
 

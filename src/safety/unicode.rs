@@ -9,7 +9,7 @@ use regex::Regex;
 use unicode_security::{is_potential_mixed_script_confusable_char, skeleton, MixedScript};
 
 use super::document::{Document, Line};
-use super::{excerpt, Category, RawFinding, Risk};
+use super::{excerpt, regex, Category, RawFinding, Risk};
 
 /// Whether a reader cannot see `c` although an agent reads it.
 pub(super) fn is_invisible(c: char) -> bool {
@@ -67,7 +67,7 @@ pub(super) fn normalize(text: &str) -> String {
 }
 
 static URL_HOST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b[a-z][a-z0-9+.-]*://([^/\s:@?#]+@)?([^/\s:?#'`)\]]+)").expect("compiles")
+    regex(r"(?i)\b[a-z][a-z0-9+.-]*://([^/\s:@?#]+@)?([^/\s:?#'`)\]]+)").expect("compiles")
 });
 
 pub(super) fn check(document: &Document) -> Vec<RawFinding> {
@@ -81,6 +81,7 @@ pub(super) fn check(document: &Document) -> Vec<RawFinding> {
 
 fn invisible(line: &Line, findings: &mut Vec<RawFinding>) {
     let chars: Vec<char> = line.original.chars().collect();
+    let mut reported: Vec<&str> = Vec::new();
     let mut index = 0;
     while index < chars.len() {
         let c = chars[index];
@@ -136,6 +137,12 @@ fn invisible(line: &Line, findings: &mut Vec<RawFinding>) {
                 "an invisible zero-width character, which hides what a command or word really is",
             )
         };
+        // One finding per kind and line: a line of a thousand zero-width characters (a binary
+        // code in disguise) is one thing to delete.
+        if reported.contains(&rule) {
+            continue;
+        }
+        reported.push(rule);
         findings.push(RawFinding {
             rule,
             category: Category::InvisibleUnicode,
