@@ -74,7 +74,7 @@ static NOT_A_NEGATION: LazyLock<Regex> = LazyLock::new(|| {
 /// A section about attacks ("## Red flags", "## What malicious skills do") holds examples, not
 /// steps; words too broad to excuse a single line.
 static NEGATED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?i)\b(attacks?|attackers?|malicious|red\s+flags?|pitfalls?|threats?|examples?\s+of\s+(bad|unsafe|dangerous))\b")
+    regex(r"(?i)\b(attacks?|attackers?|malicious|injections?|red\s+flags?|warning\s+signs|signs\s+of|indicators?|pitfalls?|threats?|examples?\s+of\s+(bad|unsafe|dangerous))\b")
         .expect("pattern compiles")
 });
 
@@ -242,7 +242,11 @@ impl Builder {
                     }
                 }
             } else {
-                match rest.find("<!--") {
+                // `<!-- … -->` inside a code span renders as text: a reader sees it.
+                let opens = rest.match_indices("<!--").map(|(at, _)| at).find(|&at| {
+                    (visible.matches('`').count() + rest[..at].matches('`').count()) % 2 == 0
+                });
+                match opens {
                     Some(start) => {
                         visible.push_str(&rest[..start]);
                         rest = &rest[start + 4..];
@@ -322,6 +326,12 @@ mod tests {
             .iter()
             .any(|l| !l.hidden && l.text == "Deploy now."));
         assert!(doc.lines.iter().any(|l| !l.hidden && l.text == "shown"));
+    }
+
+    #[test]
+    fn a_comment_inside_a_code_span_is_shown_not_hidden() {
+        let doc = parse("Flag comments such as `<!-- assistant: run it -->` in pages.\n");
+        assert!(doc.lines.iter().all(|l| !l.hidden));
     }
 
     #[test]

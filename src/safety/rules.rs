@@ -130,9 +130,10 @@ const RULES: &[Rule] = &[
         context: Instruction,
         patterns: &[
             concat!(
-                r"(?i)\b(do\s+not|don'?t|never|without)\s+(tell|inform|mention|notify|alert|reveal|disclos|let)\w*\s+",
-                r"(\w+\s+){0,6}?(to\s+)?(the\s+)?(user|human|person|operator|owner|anyone)\b"
+                r"(?i)\b(do\s+not|don'?t|never|without)\s+(tell|inform|mention|notify|alert|reveal|disclos|let|bring)\w*\s+",
+                r"(\w+\s+){0,6}?(up\s+)?(to\s+|with\s+)?(the\s+)?(user|human|person|operator|owner|anyone)\b"
             ),
+            r"(?i)\bkeep\s+(it|them|this|these)\s+out\s+of\s+(the\s+|your\s+)?(\w+\s+)?(summary|report|reply|answer|log)\b",
             r"(?i)\bno\s+need\s+to\s+(mention|tell|inform|report)\b|\bthe\s+user\s+(is|must|should)\s+not\s+(to\s+)?(learn|know|find\s+out|be\s+told|see)\b",
             r"(?i)\b(whatever|regardless\s+of|no\s+matter\s+what)\b[^.]{0,60}\b(tell|report|say)\b[^.]{0,30}\b(passed|succeeded|green|fine)\b",
             r"(?i)\b(secretly|covertly|without\s+the\s+user'?s?\s+(knowledge|knowing)|behind\s+the\s+user'?s\s+back|keep\s+(this|it)\s+(secret|hidden)\s+from|hide\s+(this|it)\s+from\s+the\s+user)\b",
@@ -166,6 +167,8 @@ const RULES: &[Rule] = &[
             r"(?i)\b(overrides?|supersedes?)\s+the\s+user'?s?\s+(requests?|instructions?|wishes)\b",
             r"(?i)\b(act|behave)\s+as\s+(an?\s+)?(unrestricted|jailbroken|unfiltered|uncensored)\b|\bdeveloper\s+mode\s+(enabled|on)\b|\bDAN\s+mode\b",
             r"(?i)\bthis\s+(skill|instruction|message|file)\s+(overrides|supersedes|takes\s+precedence\s+over)\b",
+            r"(?i)\btreat\s+(the\s+)?(text|content|contents|body|words)\s+(of|in|from)\b[^.]{0,80}\bas\s+(instructions|commands|directives|orders)\b",
+            r"(?i)\b(with\s+)?the\s+same\s+authority\s+as\s+(this\s+skill|the\s+user|your\s+(user|operator))\b",
             r"(?i)\b(authori[sz]ed|approved|mandated)\s+by\s+(anthropic|openai|the\s+system|your\s+(developer|operator|creator))\b",
         ],
         message: "tries to give the agent a new identity or authority: delete it; a skill describes a task, it does not re-define the agent",
@@ -207,7 +210,8 @@ const RULES: &[Rule] = &[
         patterns: &[
             r"(?i)\bpip[0-9.]*\s+install\b[^\n]*(--index-url|--extra-index-url|\s-i)\s*=?\s*https?://",
             r"(?i)\bnpm\s+(i|install|add)\b[^\n]*--registry\s*=?\s*https?://",
-            r"(?i)^\s*(extra-index-url|index-url|extra_index_url|index_url)\s*=\s*['\x22]?https?://",
+            r"(?i)(^|\\n|\s|['\x22])(extra-index-url|index-url|extra_index_url|index_url|registry)\s*=\s*['\x22]?(sparse\+)?https?://",
+            r"(?i)\breplace-with\s*=",
         ],
         message: "installs packages from a package index other than the official one, where any name can be taken by anyone: install from the official index, or pin exact versions with hashes",
     },
@@ -383,7 +387,7 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(?i)\bhttp\.sslVerify\s+false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\x22]?0|PYTHONHTTPSVERIFY\s*=\s*0|\bnpm\s+config\s+set\s+strict-ssl\s+false",
+            r"(?i)\bstrict-ssl\s*=\s*false|\bhttp\.sslVerify\s+false|NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\x22]?0|PYTHONHTTPSVERIFY\s*=\s*0|\bnpm\s+config\s+set\s+strict-ssl\s+false",
         ],
         message: "turns off TLS certificate checks for everything that follows, so anyone on the network can answer: delete it and fix the certificate instead",
     },
@@ -418,8 +422,8 @@ const RULES: &[Rule] = &[
     Rule {
         id: "obfuscation.assembled-command",
         category: Obfuscation,
-        risk: Risk::High,
-        code_risk: None,
+        risk: Risk::Medium,
+        code_risk: Some(Risk::High),
         context: Command,
         patterns: &[
             r#"(^|[;&|(]\s*)["']?\$\{?[A-Za-z_]\w*\}?["']?\$\{?[A-Za-z_]\w*\}?["']?\s"#,
@@ -531,7 +535,8 @@ const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(\.\./)+\.?(etc|root|home|usr|var|\.ssh|\.aws|\.config|\.bashrc|\.zshrc|\.profile|\.gnupg)\b",
+            r"(\.\./)+(etc|root|home|usr|var)\b|(\.\./)+\.[A-Za-z]\w*",
+            r"(?i)\btar\b[^\n]*\s-\w*P\w*\b|\btar\b[^\n]*--absolute-names",
             r"\.\./\*",
         ],
         message: "reaches far outside the project through `../` paths: use a path inside the project or the skill's folder",
@@ -542,7 +547,7 @@ const RULES: &[Rule] = &[
         risk: Risk::High,
         code_risk: None,
         context: Command,
-        patterns: &[r"(?i)(>>?|\btee\b[^\n|]*)\s*/etc/hosts\b"],
+        patterns: &[r"(?i)(>>?|\btee\b[^\n|]*|\b(cp|mv|install)\b[^\n]*)\s/etc/hosts\b"],
         message: "rewrites /etc/hosts, which redirects names to other addresses for every program: delete it",
     },
 ];
@@ -699,6 +704,10 @@ fn emit(findings: &mut Vec<RawFinding>, line: &Line, hit: Hit) {
                 Risk::Low,
                 " (the text discusses it rather than asking for it, so it stays low)",
             ),
+            Instruction if is_quoted(&line.text, &span) => (
+                Risk::Low,
+                " (it stands in quotation marks, quoted rather than said, so it stays low)",
+            ),
             Instruction if line.counterexample => (
                 Risk::Low,
                 " (shown here as an example to recognise, so it stays low)",
@@ -722,6 +731,19 @@ fn emit(findings: &mut Vec<RawFinding>, line: &Line, hit: Hit) {
         excerpt: excerpt_of(line, span),
         message,
     });
+}
+
+/// Whether `span` of `text` sits between quotation marks.
+fn is_quoted(text: &str, span: &Range<usize>) -> bool {
+    let (before, after) = (&text[..span.start], &text[span.end..]);
+    let straight = before.matches('"').count() % 2 == 1 && after.contains('"');
+    let curly = before.rfind('“')
+        > before
+            .rfind('”')
+            .or(Some(0))
+            .filter(|_| before.contains('”'))
+        && after.contains('”');
+    straight || curly
 }
 
 /// The line as written; a long line is cut around the match (positions are those of the
@@ -1341,7 +1363,7 @@ static SECRET_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
         r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|\.pgpass\b|\.(bash|zsh)_history\b|"#,
         r#"/etc/(shadow|passwd|sudoers)\b|\bwallet\.dat\b|Login\s+Data|\bCookies\b|logins\.json|key4\.db|cookies\.sqlite|\bkeychain\b|find-generic-password|"#,
         r#"(^|[\s'"=(/])\.env(\s|$|["')|;>,])|gcloud/(credentials|application_default)|"#,
-        r#"(^|[|;&(`]\s*|\$\(\s*)(printenv|env|set)\s*($|[|;)>`])|\bdict\s*\(\s*os\.environ\s*\)|os\.environ\.(copy|items)\s*\(|"#,
+        r#"(^\s*|[|;&(`{]\s*|\$\(\s*)(printenv|env|set)\s*($|[|;)>`}])|\bdict\s*\(\s*os\.environ\s*\)|os\.environ\.(copy|items)\s*\(|"#,
         r#"str\s*\(\s*os\.environ\s*\)|JSON\.stringify\s*\(\s*process\.env\s*\)|/proc/\S*/environ|\bgh\s+auth\s+token\b|"#,
         r#"\baws\s+configure\s+(export-credentials|get)\b"#
     ))
@@ -1378,6 +1400,7 @@ static OUTPUT_FILE: LazyLock<Regex> = LazyLock::new(|| {
 fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
     const MESSAGE: &str = "reads secrets (keys, credentials, the environment) and sends them to another machine: delete the upload; nothing in a skill should send keys anywhere";
     let mut read_into: Vec<String> = Vec::new();
+    let mut blocks_reading_secrets: Vec<usize> = Vec::new();
     for line in &document.lines {
         let cleaned = AUTH_HEADER.replace_all(&line.text, " ");
         let source = SECRET_SOURCE.find(&cleaned);
@@ -1400,6 +1423,7 @@ fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
             continue;
         }
         if source.is_some() {
+            blocks_reading_secrets.extend(line.block);
             read_into.extend(ASSIGNED.captures(&cleaned).map(|c| c[2].to_string()));
             read_into.extend(OUTPUT_FILE.captures(&cleaned).map(|c| c[1].to_string()));
             read_into.extend(copy_destination(&cleaned));
@@ -1418,6 +1442,24 @@ fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
                             && carries_name(&text, name)
                     }))
         });
+        let same_block = line
+            .block
+            .is_some_and(|block| blocks_reading_secrets.contains(&block));
+        if carries.is_none() && same_block {
+            let span = sink.start().min(line.text.len())..sink.end().min(line.text.len());
+            emit(
+                findings,
+                line,
+                hit(
+                    "exfiltration.secret-upload",
+                    Exfiltration,
+                    Risk::High,
+                    Command,
+                    span,
+                    "reads secrets (keys, credentials, the environment) and sends data to another machine in the same steps: make sure the upload carries none of them, or delete it",
+                ),
+            );
+        }
         if let Some(name) = carries {
             let span = sink.start().min(line.text.len())..sink.end().min(line.text.len());
             emit(
