@@ -133,6 +133,12 @@ impl PromptSteps {
         self.step = next_step(self.step, took);
         self.end += self.step;
     }
+
+    /// Prompt tokens the steps taken so far had the server read (the chat request reads the
+    /// rest).
+    pub(crate) fn read(&self) -> usize {
+        self.end - self.step
+    }
 }
 
 /// The next step: what the server reads in [`PREFILL_STEP_TIME`] at the pace it read `step`
@@ -177,6 +183,7 @@ mod tests {
             steps.took(Duration::from_secs_f64(step.tokens as f64 / 1024.0));
         }
         assert_eq!(seen, [(256, 256), (768, 512), (1280, 512), (1792, 512)]);
+        assert_eq!(steps.read(), 1792);
         // A prompt within the first step has no steps: the chat request reads it whole.
         assert_eq!(PromptSteps::new(PREFILL_STEP_TOKENS).upcoming(), None);
     }
