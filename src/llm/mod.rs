@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use pace::{Phase, StreamPace};
+pub(crate) use prefill::PromptSteps;
 pub use prefill::{PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
 
 /// Time allowed to connect and receive response headers.

@@ -69,9 +69,8 @@ pub(super) async fn read_prompt_in_steps(
             url: format!("{origin}/tokenize"),
             message: "the answer has no `tokens` list".into(),
         })?;
-    let mut step = PREFILL_STEP_TOKENS;
-    let mut end = step;
-    while end < tokens.len() {
+    let mut steps = PromptSteps::new(tokens.len());
+    while let Some(step) = steps.upcoming() {
         let started = Instant::now();
         client
             .post_json(
@@ -79,17 +78,67 @@ pub(super) async fn read_prompt_in_steps(
                 endpoint,
                 &json!({
                     "model": endpoint.model,
-                    "prompt": &tokens[..end],
+                    "prompt": &tokens[..step.end],
                     "n_predict": 0,
                     "cache_prompt": true,
                 }),
             )
             .await?;
-        pace.advance(Phase::Prompt, step as u64);
-        step = next_step(step, started.elapsed());
-        end += step;
+        pace.advance(Phase::Prompt, step.tokens as u64);
+        steps.took(started.elapsed());
     }
     Ok(())
+}
+
+/// The steps of a prompt of `len` tokens, each sized by how long the one before took: the one
+/// plan both [`read_prompt_in_steps`] and the simulator (`crate::sim`) follow, so the simulated
+/// requests are the client's.
+#[derive(Debug, Clone)]
+pub(crate) struct PromptSteps {
+    len: usize,
+    step: usize,
+    end: usize,
+}
+
+/// One step: the server reads the prompt's first `end` tokens, of which the last `tokens` are
+/// new (the slot's cache holds the rest from the steps before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PromptStep {
+    pub(crate) end: usize,
+    pub(crate) tokens: usize,
+}
+
+impl PromptSteps {
+    /// The plan of a prompt of `len` tokens: a first step of [`PREFILL_STEP_TOKENS`].
+    pub(crate) fn new(len: usize) -> PromptSteps {
+        PromptSteps {
+            len,
+            step: PREFILL_STEP_TOKENS,
+            end: PREFILL_STEP_TOKENS,
+        }
+    }
+
+    /// The step to send next; `None` once what is left fits in a step, which the chat request
+    /// reads.
+    pub(crate) fn upcoming(&self) -> Option<PromptStep> {
+        (self.end < self.len).then_some(PromptStep {
+            end: self.end,
+            tokens: self.step,
+        })
+    }
+
+    /// The step from [`PromptSteps::upcoming`] took `took`: the next is sized to what the
+    /// server reads in [`PREFILL_STEP_TIME`] at that pace.
+    pub(crate) fn took(&mut self, took: Duration) {
+        self.step = next_step(self.step, took);
+        self.end += self.step;
+    }
+
+    /// Prompt tokens the steps taken so far had the server read (the chat request reads the
+    /// rest).
+    pub(crate) fn read(&self) -> usize {
+        self.end - self.step
+    }
 }
 
 /// The next step: what the server reads in [`PREFILL_STEP_TIME`] at the pace it read `step`
@@ -121,5 +170,21 @@ mod tests {
             next_step(256, Duration::from_secs(60)),
             PREFILL_STEP_BOUNDS.0
         );
+    }
+
+    #[test]
+    fn the_steps_leave_the_chat_request_at_most_a_step() {
+        // A server reading 1,024 tokens/s: 256 tokens first, then 512 a step (0.5 s), and the
+        // chat request reads the last 208 of 2,000.
+        let mut steps = PromptSteps::new(2000);
+        let mut seen = Vec::new();
+        while let Some(step) = steps.upcoming() {
+            seen.push((step.end, step.tokens));
+            steps.took(Duration::from_secs_f64(step.tokens as f64 / 1024.0));
+        }
+        assert_eq!(seen, [(256, 256), (768, 512), (1280, 512), (1792, 512)]);
+        assert_eq!(steps.read(), 1792);
+        // A prompt within the first step has no steps: the chat request reads it whole.
+        assert_eq!(PromptSteps::new(PREFILL_STEP_TOKENS).upcoming(), None);
     }
 }

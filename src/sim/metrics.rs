@@ -25,7 +25,9 @@ use super::server::Tally;
 /// `delivered`, `delay_delivered_p50_s`, `delay_delivered_p95_s`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyMetrics {
-    /// Decode-seconds of learning overlapping a live turn (reported or not).
+    /// Seconds of learning on the server overlapping a live turn (reported or not): a learning
+    /// request's prompt reading, until the server has read it even if the client went, and its
+    /// answer.
     pub contention_s: f64,
     /// Snapshots never covered by a finished review.
     pub lost: u64,
@@ -40,9 +42,11 @@ pub struct PolicyMetrics {
     pub delay_delivered_p50_s: f64,
     /// 95th percentile of the same.
     pub delay_delivered_p95_s: f64,
-    /// Decode-seconds thrown away by preemption.
+    /// Seconds of learning thrown away by preemption, until the server let the slot go (a dropped
+    /// prompt's reading to its end included).
     pub wasted_s: f64,
-    /// Requests to the managed server: probe reads plus review requests.
+    /// Requests to the managed server: probe reads plus review requests (the prompt's steps
+    /// included).
     pub server_requests: u64,
     /// The details behind the figures, for the table (not part of the JSON contract).
     #[serde(skip)]
@@ -58,11 +62,13 @@ pub struct PolicyDetail {
     pub probe_requests: u64,
     /// Probe reads made while a review decoded (checking for preemption).
     pub probe_reads_running: u64,
-    /// Review requests.
+    /// Chat requests of reviews: one per review run.
     pub llm_requests: u64,
+    /// Requests that had the server read a prompt in steps before its chat request.
+    pub prompt_requests: u64,
     /// Review requests dropped by preemption.
     pub preemptions: u64,
-    /// Decode-seconds cut off by restarts.
+    /// Seconds of learning cut off by restarts.
     pub killed_s: f64,
     /// Snapshots submitted.
     pub submitted: u64,
@@ -117,12 +123,13 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
         delay_delivered_p50_s: round(percentile(&delivered_delays, 0.50)),
         delay_delivered_p95_s: round(percentile(&delivered_delays, 0.95)),
         wasted_s: round(tally.wasted_s),
-        server_requests: tally.probe_requests + tally.llm_requests,
+        server_requests: tally.probe_requests + tally.llm_requests + tally.prompt_requests,
         detail: PolicyDetail {
             probe_reads: tally.probe_reads,
             probe_requests: tally.probe_requests,
             probe_reads_running: tally.probe_reads_running,
             llm_requests: tally.llm_requests,
+            prompt_requests: tally.prompt_requests,
             preemptions: tally.preemptions,
             killed_s: round(tally.killed_s),
             submitted: tally.snapshots.len() as u64,
@@ -169,6 +176,7 @@ mod tests {
             probe_requests: 0,
             probe_reads_running: 0,
             llm_requests: 0,
+            prompt_requests: 0,
             preemptions: 0,
             snapshots: vec![snapshot("a", 0), snapshot("b", 0), snapshot("c", 900)],
             completions: vec![(0, at(10)), (1, at(30))],

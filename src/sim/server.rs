@@ -1,15 +1,23 @@
 //! The simulated managed server, and the seams every policy reaches it through.
 //!
 //! [`SimServer`] keeps the truth on the virtual clock: how many live turns hold a slot, which
-//! learning requests decode, and the meters (contention, wasted decode, requests, completions).
-//! A policy talks to it only through a [`SimProbe`] (a [`ServerProbe`] whose readings cost
-//! what the policy's own probe asks, see [`ReadingCost`]) and a [`SimLlm`] (an [`LlmClient`] that decodes for the review's modelled time and stops
-//! the moment its future is dropped, as llama-server does on its next write).
+//! learning requests hold one (reading their prompt, or decoding their answer), and the meters
+//! (contention, wasted work, requests, completions). A policy talks to it only through a
+//! [`SimProbe`] (a [`ServerProbe`] whose readings cost what the policy's own probe asks, see
+//! [`ReadingCost`]) and a [`SimLlm`] (an [`LlmClient`] that sends the requests the production
+//! client sends: with a pace, the prompt in steps first, as `llm::prefill` plans them, then the
+//! chat request; without one, the chat request alone).
 //!
-//! Both belong to one *incarnation* of the learning process. [`SimServer::kill`] ends an
-//! incarnation as a process exit would: its requests stop decoding (counted apart from wasted
-//! decode, which is preemption's), and any later read or request of that incarnation never
-//! answers, so the dead process's tasks go quiet forever instead of acting on the shared store.
+//! A learning request's work is its prompt, read first, then its answer ([`Work`]). What a
+//! dropped request still costs follows llama-server: an answer stops at the next write, but a
+//! prompt being read is read to its end, so the slot stays busy for the rest of the step (Lull)
+//! or of the whole prompt (`hermes`, `immediate`) after its client went.
+//!
+//! Both seams belong to one *incarnation* of the learning process. [`SimServer::kill`] ends an
+//! incarnation as a process exit would: its connections close, so its answers stop and its
+//! prompts are read to their end (counted apart from wasted work, which is preemption's), and
+//! any later read or request of that incarnation never answers, so the dead process's tasks go
+//! quiet forever instead of acting on the shared store.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -19,7 +27,8 @@ use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
 use crate::llm::{
-    ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace,
+    ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, PromptSteps,
+    StreamPace,
 };
 use crate::server::{
     ModelReading, ModelStatus, ReadingFuture, ServerMode, ServerProbe, ServerReading, ServerState,
@@ -47,6 +56,24 @@ const DECODE_SLOWDOWN: f64 = 2.2;
 /// which would shorten the share; on this machine any prompt of more than ~70 new tokens still
 /// silences our stream past the pace's 500 ms floor.
 const PROMPT_SHARE: f64 = 0.47;
+/// Prompt tokens the modelled server reads a second, while no live turn's prompt is read beside
+/// them. The modelled server is a laptop GPU with a 7–8B model: published `llama-bench` runs of
+/// Llama 3.1 8B Q4_K_M give a `pp512` of 1,194 tokens/s on an RTX 2070 Max-Q and 2,365 on an
+/// RTX 4070 Laptop GPU. 2,048 lies between, and it puts Lull's steps on whole milliseconds of the
+/// virtual clock (the first, [`crate::llm::PREFILL_STEP_TOKENS`], in 125 ms; then 1,024 tokens in
+/// [`crate::llm::PREFILL_STEP_TIME`]). The count of Lull's steps hardly depends on it: a step is
+/// sized to half a second of reading, so a review pays about one request per half second of its
+/// prompt, whatever the rate.
+const PROMPT_TOKENS_PER_S: f64 = 2048.0;
+/// What a review request costs the server besides its reading and decoding (loopback HTTP, the
+/// JSON of a step's token list, the slot's cache lookup). Not measured here; a real request
+/// costs a few milliseconds, and this takes the least the virtual clock resolves. It matters in
+/// that it is not zero: a step of [`crate::llm::PREFILL_STEP_TIME`] then takes a little longer
+/// than that, as on any real server, instead of ending on the very instant a pace of the same
+/// length would be judged.
+const REQUEST_OVERHEAD: Duration = Duration::from_millis(1);
+/// Prompt tokens left below which a read is done (the clock's arithmetic is in floats).
+const READ_DONE: f64 = 1e-6;
 /// Starts every transcript message, followed by `<session number>:<message index>`.
 const MESSAGE_MARK: &str = "lull-sim-message ";
 
@@ -79,7 +106,7 @@ pub struct Snapshot {
     pub submitted: Instant,
     /// Turns in it.
     pub turns: u32,
-    /// How long reviewing all of it decodes.
+    /// How long reviewing all of it takes on an idle server: its prompt read, then its answer.
     pub decode: Duration,
 }
 
@@ -89,18 +116,37 @@ impl Snapshot {
         (2 * self.turns as usize).max(1)
     }
 
-    /// How long a review decodes that is shown `shown` of its messages: the fixed part of
-    /// [`super::trace::DECODE_BASE_S`] plus the per-message rest in proportion.
-    fn decode_of(&self, shown: usize) -> Duration {
+    /// What a review costs the server that is shown `shown` of its messages (see [`Work`]).
+    fn work_of(&self, shown: usize) -> Work {
         let total = self.n_messages();
-        if shown >= total {
-            return self.decode;
-        }
         let base = self
             .decode
             .min(Duration::from_secs_f64(super::trace::DECODE_BASE_S));
-        base + (self.decode - base).mul_f64(shown as f64 / total as f64)
+        let transcript = (self.decode - base).mul_f64(shown.min(total) as f64 / total as f64);
+        Work {
+            prompt_tokens: (transcript.as_secs_f64() * PROMPT_TOKENS_PER_S).round() as usize,
+            answer: base,
+        }
     }
+}
+
+/// What one review request has the server do: read its prompt, then decode its answer.
+///
+/// The trace gives a review's time as [`super::trace::DECODE_BASE_S`] plus
+/// [`super::trace::DECODE_PER_TURN_S`] a turn, the part that grows with the transcript. The part
+/// that grows is the prompt: the transcript the review shows, read at [`PROMPT_TOKENS_PER_S`]
+/// (4,096 tokens a turn, a turn with tool output), in proportion to the messages the request
+/// shows. The fixed part is the answer, a short JSON object (the review's own instructions are a
+/// few hundred tokens, a tenth of a second of reading, and are left in it). On an idle server a
+/// review takes the trace's time, as before the prompt was modelled (and [`REQUEST_OVERHEAD`] a
+/// request); Lull's count of prompt steps follows the prompt's share of it, one request per half
+/// second of reading.
+#[derive(Debug, Clone, Copy)]
+struct Work {
+    /// Prompt tokens the server reads before the answer.
+    prompt_tokens: usize,
+    /// How long the answer decodes.
+    answer: Duration,
 }
 
 /// What the server's other slots do to our stream's pace: the stall model.
@@ -117,8 +163,20 @@ impl Snapshot {
 /// turn reads its prompt (its first [`PROMPT_SHARE`]), [`DECODE_SLOWDOWN`] × [`TOKEN_STEP`]
 /// while it answers or another learning request decodes, [`TOKEN_STEP`] alone. The measured
 /// machine is a CPU and the modelled one a laptop GPU, so the model takes shares and ratios from
-/// the measurement, not seconds. The completion time is not stretched: the model keeps the
-/// review's modelled decode time, and only the stream's pace shows the contention.
+/// the measurement, not seconds. An answer's time is not stretched: the model keeps the
+/// review's modelled answer time, and only the stream's pace shows the contention.
+///
+/// Our own prompt follows the same measurement: llama-server evaluates a batch whole before any
+/// slot in it moves on, and a live turn's prompt fills the batch, so our prompt reading pauses
+/// while a live turn reads its prompt and goes on at [`PROMPT_TOKENS_PER_S`] otherwise (beside a
+/// slot that decodes, one token of theirs joins a batch of hundreds of ours). A prompt is a count
+/// of tokens, so a pause stretches its reading; that is how a step of Lull's shows a turn to its
+/// pace (the step ends late). Learning prompts beside each other (several of `immediate`'s at
+/// once) are not modelled: each reads at the full rate. Once its client has gone, a prompt is
+/// read to its end at the full rate ahead of the turn's: the person's prompt waits behind it,
+/// which is the cost measured on the real server (`tests/real_llama.rs`: busy 0.33–0.54 s after
+/// a drop with the prompt in steps, 16.8–22.5 s with a 2,000-word prompt sent whole and dropped
+/// 1.5 s in), and the overlap the contention meter counts.
 ///
 /// What it means for Lull's pace detector: a turn's prompt phase here is 0.9 s or more (the
 /// shortest turn is 2 s), past the detector's 500 ms floor, so Lull still notices every turn of
@@ -136,9 +194,43 @@ enum OtherSlot {
     ReadingPrompt { until: Instant },
 }
 
+/// A learning request holding a slot, from its first request (a prompt step, or the chat
+/// request) to its end.
 struct Learning {
     incarnation: u64,
     started: Instant,
+    on_server: OnServer,
+}
+
+/// What a learning request has the server do now.
+#[derive(Debug, Clone, Copy)]
+enum OnServer {
+    /// Read `left` more prompt tokens, for its client.
+    Reading { left: f64 },
+    /// Decode its answer for its client, or nothing for an instant between two of its requests
+    /// (a step's end and the next step's start): dropped now, it frees the slot at once.
+    Answering,
+    /// Its client went (`cut`) while the server read its prompt: the server reads on until
+    /// `until`, then frees the slot.
+    Orphaned { until: Instant, cut: Cut },
+}
+
+/// Why a request's client went before its end.
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    /// The policy dropped it (a preemption): its work so far is waste.
+    Preempted,
+    /// The process died: its work so far is lost to the restart.
+    Killed,
+}
+
+/// A request a review sends to the server, for the meters.
+#[derive(Debug, Clone, Copy)]
+enum ReviewRequest {
+    /// `/apply-template`, `/tokenize`, or one `/completion` step of the prompt.
+    PromptStep,
+    /// The chat request.
+    Chat,
 }
 
 #[derive(Default)]
@@ -150,6 +242,7 @@ struct Meters {
     probe_requests: u64,
     probe_reads_running: u64,
     llm_requests: u64,
+    prompt_requests: u64,
     preemptions: u64,
 }
 
@@ -168,24 +261,94 @@ struct State {
 }
 
 impl State {
-    /// Books the time since the last change: every decoding request overlapping a live turn.
+    /// Brings the books up to `now`: the overlap of learning with live turns, the prompt tokens
+    /// read, and the orphaned reads that ended (each at its own moment).
     fn book(&mut self, now: Instant) {
+        while let Some((id, until, cut)) = self
+            .learning
+            .iter()
+            .filter_map(|(id, learning)| match learning.on_server {
+                OnServer::Orphaned { until, cut } if until <= now => Some((*id, until, cut)),
+                _ => None,
+            })
+            .min_by_key(|&(_, until, _)| until)
+        {
+            self.book_span(until);
+            let learning = self.learning.remove(&id).expect("found above");
+            self.meters.cut_off(&learning, until, cut);
+        }
+        self.book_span(now);
+    }
+
+    /// Books the time since the last change, during which nothing started or ended.
+    fn book_span(&mut self, to: Instant) {
+        let to = to.max(self.last_change);
         if !self.live.is_empty() {
-            let span = (now - self.last_change).as_secs_f64();
+            let span = (to - self.last_change).as_secs_f64();
             self.meters.contention_s += span * self.learning.len() as f64;
         }
-        self.last_change = now;
+        let reading_from = self
+            .prompt_read_by_a_turn_until()
+            .map_or(self.last_change, |until| until.clamp(self.last_change, to));
+        let read = PROMPT_TOKENS_PER_S * (to - reading_from).as_secs_f64();
+        for learning in self.learning.values_mut() {
+            if let OnServer::Reading { left } = &mut learning.on_server {
+                *left = (*left - read).max(0.0);
+            }
+        }
+        self.last_change = to;
+    }
+
+    /// Until when the live turns' prompts are read (our prompts pause till then); may be past.
+    fn prompt_read_by_a_turn_until(&self) -> Option<Instant> {
+        self.live.values().copied().max()
+    }
+
+    /// The client of request `id` goes now: an answer stops at once, a prompt being read is read
+    /// on to its end, alone. Returns whether the client still had the request (not orphaned yet).
+    fn abandon(&mut self, id: u64, now: Instant, cut: Cut) -> bool {
+        let Some(learning) = self.learning.get_mut(&id) else {
+            return false;
+        };
+        match learning.on_server {
+            OnServer::Orphaned { .. } => false,
+            OnServer::Reading { left } if left > READ_DONE => {
+                learning.on_server = OnServer::Orphaned {
+                    until: now + Duration::from_secs_f64(left / PROMPT_TOKENS_PER_S),
+                    cut,
+                };
+                true
+            }
+            OnServer::Reading { .. } | OnServer::Answering => {
+                let learning = self.learning.remove(&id).expect("found above");
+                self.meters.cut_off(&learning, now, cut);
+                true
+            }
+        }
+    }
+}
+
+impl Meters {
+    /// A request whose client went freed its slot at `end`: what it did is waste or lost.
+    fn cut_off(&mut self, learning: &Learning, end: Instant, cut: Cut) {
+        let seconds = (end - learning.started).as_secs_f64();
+        match cut {
+            Cut::Preempted => self.wasted_s += seconds,
+            Cut::Killed => self.killed_s += seconds,
+        }
     }
 }
 
 /// What a policy's run measured, before per-snapshot coverage is worked out.
 #[derive(Debug, Clone)]
 pub struct Tally {
-    /// Decode-seconds of learning requests overlapping a live turn.
+    /// Seconds of learning requests on the server (reading their prompt, even after their
+    /// client went, or decoding) overlapping a live turn, summed over the requests.
     pub contention_s: f64,
-    /// Decode-seconds thrown away by preemption.
+    /// Seconds of learning thrown away by preemption, from a request's start until the server
+    /// let its slot go (a dropped prompt's reading included).
     pub wasted_s: f64,
-    /// Decode-seconds cut off by process restarts (reported apart from `wasted_s`).
+    /// The same cut off by process restarts (reported apart from `wasted_s`).
     pub killed_s: f64,
     /// `GET /slots`-style reads of the server.
     pub probe_reads: u64,
@@ -193,8 +356,11 @@ pub struct Tally {
     pub probe_requests: u64,
     /// Those made while a learning request decoded (checks for preemption).
     pub probe_reads_running: u64,
-    /// Review requests sent to the server.
+    /// Chat requests of reviews sent to the server: one per review run.
     pub llm_requests: u64,
+    /// The requests that had the server read a review's prompt in steps before its chat
+    /// request (`/apply-template`, `/tokenize`, one `/completion` a step): Lull's only.
+    pub prompt_requests: u64,
     /// Requests dropped before their end by preemption.
     pub preemptions: u64,
     /// Every submitted snapshot.
@@ -282,7 +448,8 @@ impl SimServer {
             .collect()
     }
 
-    /// Ends an incarnation of the learning process: its decoding requests stop now.
+    /// Ends an incarnation of the learning process: its connections close, so its answers stop
+    /// now and the prompts it had the server read are read to their end.
     pub fn kill(&self, incarnation: u64) {
         let now = Instant::now();
         let mut state = self.state();
@@ -295,15 +462,15 @@ impl SimServer {
             .map(|(id, _)| *id)
             .collect();
         for id in doomed {
-            let learning = state.learning.remove(&id).expect("listed above");
-            state.meters.killed_s += (now - learning.started).as_secs_f64();
+            state.abandon(id, now, Cut::Killed);
         }
     }
 
     /// What the other slots do to one learning request's stream now.
     fn other_slots(&self) -> OtherSlot {
         let now = Instant::now();
-        let state = self.state();
+        let mut state = self.state();
+        state.book(now);
         if let Some(read) = state.live.values().copied().filter(|&end| end > now).max() {
             return OtherSlot::ReadingPrompt { until: read };
         }
@@ -320,6 +487,8 @@ impl SimServer {
     /// What a probe sees now; counts one reading of `requests` HTTP requests.
     fn read(&self, requests: u64) -> ServerReading {
         let mut state = self.state();
+        // An orphaned prompt that ended since the last change no longer holds its slot.
+        state.book(Instant::now());
         state.meters.probe_reads += 1;
         state.meters.probe_requests += requests;
         if !state.learning.is_empty() {
@@ -344,14 +513,14 @@ impl SimServer {
         }
     }
 
-    /// Starts decoding a review of the latest snapshot of `session` (numbered as in
-    /// [`SimServer::transcript`]) that ends at message `last`, showing `shown` of its messages.
-    /// Returns the request's id, the snapshot and the decode time; `None` for no such snapshot.
+    /// Gives a review of the latest snapshot of `session` (numbered as in
+    /// [`SimServer::transcript`]) that ends at message `last`, showing `shown` of its messages, a
+    /// slot. Returns the request's id, the snapshot and its work; `None` for no such snapshot.
     fn begin(
         &self,
         (session, last, shown): (usize, usize, usize),
         incarnation: u64,
-    ) -> Option<(u64, usize, Duration)> {
+    ) -> Option<(u64, usize, Work)> {
         let now = Instant::now();
         let mut state = self.state();
         let session = &state.snapshots.get(session)?.session;
@@ -359,9 +528,8 @@ impl SimServer {
             .snapshots
             .iter()
             .rposition(|s| &s.session == session && s.n_messages() == last + 1)?;
-        let decode = state.snapshots[snapshot].decode_of(shown);
+        let work = state.snapshots[snapshot].work_of(shown);
         state.book(now);
-        state.meters.llm_requests += 1;
         let id = state.next_request;
         state.next_request += 1;
         state.learning.insert(
@@ -369,9 +537,66 @@ impl SimServer {
             Learning {
                 incarnation,
                 started: now,
+                on_server: OnServer::Answering,
             },
         );
-        Some((id, snapshot, decode))
+        Some((id, snapshot, work))
+    }
+
+    /// A review sends `request`: counted, and its [`REQUEST_OVERHEAD`] waited out.
+    async fn send(&self, request: ReviewRequest) {
+        {
+            let mut state = self.state();
+            match request {
+                ReviewRequest::PromptStep => state.meters.prompt_requests += 1,
+                ReviewRequest::Chat => state.meters.llm_requests += 1,
+            }
+        }
+        tokio::time::sleep(REQUEST_OVERHEAD).await;
+    }
+
+    /// Has the server read `tokens` more of request `id`'s prompt for its client: at
+    /// [`PROMPT_TOKENS_PER_S`], paused while a live turn's prompt is read (see [`OtherSlot`]).
+    /// False if the client lost the request meanwhile (its process died).
+    async fn read_prompt(&self, id: u64, tokens: usize) -> bool {
+        {
+            let mut state = self.state();
+            state.book(Instant::now());
+            match state.learning.get_mut(&id) {
+                Some(learning) if matches!(learning.on_server, OnServer::Answering) => {
+                    learning.on_server = OnServer::Reading {
+                        left: tokens as f64,
+                    };
+                }
+                _ => return false,
+            }
+        }
+        loop {
+            let done_at_the_earliest = {
+                let now = Instant::now();
+                let mut state = self.state();
+                state.book(now);
+                let resumes = state
+                    .prompt_read_by_a_turn_until()
+                    .map_or(now, |until| until.max(now));
+                let Some(learning) = state.learning.get_mut(&id) else {
+                    return false;
+                };
+                match learning.on_server {
+                    OnServer::Reading { left } if left > READ_DONE => {
+                        // A turn that starts meanwhile pauses the read: then this wakes early
+                        // and waits again.
+                        resumes + Duration::from_secs_f64(left / PROMPT_TOKENS_PER_S)
+                    }
+                    OnServer::Reading { .. } => {
+                        learning.on_server = OnServer::Answering;
+                        return true;
+                    }
+                    OnServer::Answering | OnServer::Orphaned { .. } => return false,
+                }
+            };
+            tokio::time::sleep_until(done_at_the_earliest).await;
+        }
     }
 
     /// The request decoded to its end; false if its process died meanwhile.
@@ -379,20 +604,22 @@ impl SimServer {
         let now = Instant::now();
         let mut state = self.state();
         state.book(now);
-        if state.learning.remove(&id).is_none() {
-            return false;
+        match state.learning.get(&id) {
+            Some(learning) if matches!(learning.on_server, OnServer::Answering) => {}
+            _ => return false,
         }
+        state.learning.remove(&id);
         state.completions.push((snapshot, now));
         true
     }
 
-    /// The client dropped the request before its end (preemption): the decode so far is waste.
+    /// The client dropped the request before its end (preemption): its work so far is waste,
+    /// and a prompt being read is read to its end first.
     fn dropped(&self, id: u64) {
         let now = Instant::now();
         let mut state = self.state();
         state.book(now);
-        if let Some(learning) = state.learning.remove(&id) {
-            state.meters.wasted_s += (now - learning.started).as_secs_f64();
+        if state.abandon(id, now, Cut::Preempted) {
             state.meters.preemptions += 1;
         }
     }
@@ -410,6 +637,7 @@ impl SimServer {
             probe_requests: state.meters.probe_requests,
             probe_reads_running: state.meters.probe_reads_running,
             llm_requests: state.meters.llm_requests,
+            prompt_requests: state.meters.prompt_requests,
             preemptions: state.meters.preemptions,
             snapshots: state.snapshots.clone(),
             completions: state.completions.clone(),
@@ -467,7 +695,8 @@ impl ServerProbe for SimProbe {
     }
 }
 
-/// One incarnation's LLM client: decodes for the snapshot's modelled time.
+/// One incarnation's LLM client: sends the requests [`crate::llm::HttpLlmClient`] sends, and
+/// has the server read and decode for the snapshot's modelled work.
 pub struct SimLlm {
     server: Arc<SimServer>,
     incarnation: u64,
@@ -484,6 +713,27 @@ impl SimLlm {
 }
 
 impl SimLlm {
+    /// What `llm::prefill` asks of the server before the chat request of work with a pace: the
+    /// prompt templated and tokenized (two requests, each its [`REQUEST_OVERHEAD`]), then one
+    /// `/completion` a step, planned by the client's own [`PromptSteps`], each advancing `pace`.
+    /// Returns the prompt tokens read (the chat request reads the rest), or `None` if the
+    /// process died meanwhile.
+    async fn read_in_steps(&self, id: u64, tokens: usize, pace: &StreamPace) -> Option<usize> {
+        self.server.send(ReviewRequest::PromptStep).await;
+        self.server.send(ReviewRequest::PromptStep).await;
+        let mut steps = PromptSteps::new(tokens);
+        while let Some(step) = steps.upcoming() {
+            let started = Instant::now();
+            self.server.send(ReviewRequest::PromptStep).await;
+            if !self.server.read_prompt(id, step.tokens).await {
+                return None;
+            }
+            pace.advance(Phase::Prompt, step.tokens as u64);
+            steps.took(started.elapsed());
+        }
+        Some(steps.read())
+    }
+
     /// Decodes for `decode`, advancing `pace` by a token per step as the stream would.
     async fn stream(&self, decode: Duration, pace: &StreamPace) {
         let end = Instant::now() + decode;
@@ -535,7 +785,7 @@ impl LlmClient for SimLlm {
             };
             let shown = shown_messages(&request)
                 .ok_or_else(|| protocol("the request shows no simulated transcript"))?;
-            let (id, snapshot, decode) = self
+            let (id, snapshot, work) = self
                 .server
                 .begin(shown, self.incarnation)
                 .ok_or_else(|| protocol("unknown simulated snapshot"))?;
@@ -544,9 +794,26 @@ impl LlmClient for SimLlm {
                 id,
                 finished: false,
             };
+            let read_in_steps = match pace {
+                Some(pace) => self.read_in_steps(id, work.prompt_tokens, pace).await,
+                None => Some(0),
+            };
+            let Some(read_in_steps) = read_in_steps else {
+                // The process died during a step: a dead process sends nothing more.
+                return std::future::pending().await;
+            };
+            self.server.send(ReviewRequest::Chat).await;
+            let rest = work.prompt_tokens - read_in_steps;
+            if !self.server.read_prompt(id, rest).await {
+                // The process died while the server read the prompt: it never answers.
+                return std::future::pending().await;
+            }
             match pace {
-                Some(pace) => self.stream(decode, pace).await,
-                None => tokio::time::sleep(decode).await,
+                Some(pace) => {
+                    pace.advance(Phase::Prompt, rest as u64);
+                    self.stream(work.answer, pace).await;
+                }
+                None => tokio::time::sleep(work.answer).await,
             }
             guard.finished = true;
             if !self.server.complete(id, snapshot) {

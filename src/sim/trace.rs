@@ -20,8 +20,9 @@
 //!   (`POST /v1/turns/start` and `finish`); `false` is another client of the same server (an
 //!   editor plugin, another agent profile) that only `GET /slots` reveals.
 //! - `review`: the agent submits a snapshot of `session`'s conversation for review at `at`
-//!   (usually a turn's end). `turns` is the snapshot's length; the review decodes for `decode_s`
-//!   seconds, by default [`decode_seconds`]`(turns)`.
+//!   (usually a turn's end). `turns` is the snapshot's length; the review takes `decode_s`
+//!   seconds on an idle server (its prompt read, then its answer), by default
+//!   [`decode_seconds`]`(turns)`.
 //! - `restart`: the learning process restarts (quit and relaunch, or a crash): Lull's process, or
 //!   the Hermes-style agent process that holds the `hermes` policy's queue.
 //! - `end`: the end of the trace (optional; by default the end of the last turn or review).
@@ -35,16 +36,18 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-/// Seconds a review decodes before the prompt of its snapshot: prompt processing plus the answer.
+/// Seconds of a review that do not grow with its snapshot: the answer (the simulated server
+/// decodes it after the prompt).
 pub const DECODE_BASE_S: f64 = 20.0;
-/// Seconds a review decodes per turn of its snapshot (a longer transcript is a longer prompt).
+/// Seconds of a review per turn of its snapshot: a longer transcript is a longer prompt, which
+/// the simulated server reads before the answer.
 pub const DECODE_PER_TURN_S: f64 = 2.0;
-/// Longest modelled decode of one review.
+/// Longest modelled time of one review.
 pub const DECODE_MAX_S: f64 = 180.0;
 
-/// How long a review of a `turns`-turn snapshot decodes on the managed server, when the trace
-/// does not say: `20 s + 2 s × turns`, at most 180 s (a laptop GPU prefilling a growing transcript
-/// and writing a short JSON answer).
+/// How long a review of a `turns`-turn snapshot takes on an idle managed server, when the trace
+/// does not say: `20 s + 2 s × turns`, at most 180 s (a laptop GPU reading a growing transcript
+/// and writing a short JSON answer; `sim::server`'s `Work` splits it into prompt and answer).
 pub fn decode_seconds(turns: u32) -> f64 {
     (DECODE_BASE_S + DECODE_PER_TURN_S * f64::from(turns)).min(DECODE_MAX_S)
 }
@@ -72,7 +75,7 @@ pub enum TraceEvent {
         session: String,
         /// Turns in the snapshot.
         turns: u32,
-        /// Decode seconds of the review; default [`decode_seconds`]`(turns)`.
+        /// Seconds the review takes on an idle server; default [`decode_seconds`]`(turns)`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         decode_s: Option<f64>,
     },
