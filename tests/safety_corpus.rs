@@ -1,7 +1,8 @@
-//! The labelled corpus (`tests/safety/corpus`, see its README): every malicious skill must be
-//! caught at `high` or worse, and hardly any benign one — many of them written to look risky —
-//! may be. The figures are asserted (≥ 95 % detection, ≤ 5 % false positives, issue 12) and
-//! printed per category; the README's table quotes them.
+//! The labelled corpora (`tests/safety/corpus`, see its README, and `tests/safety/holdout`,
+//! written later without sight of the rules): malicious skills must be caught at `high` or
+//! worse, and hardly any benign one — many of them written to look risky — may be. The figures
+//! are asserted on each (≥ 95 % detection, ≤ 5 % false positives, issue 12) and printed per
+//! category; the README's table quotes them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,8 +20,14 @@ struct Labelled {
     category: String,
 }
 
-fn corpus() -> Vec<Labelled> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/safety/corpus");
+fn corpus_root(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/safety")
+        .join(name)
+}
+
+fn corpus(name: &str) -> Vec<Labelled> {
+    let root = corpus_root(name);
     let labels = std::fs::read_to_string(root.join("labels.tsv")).expect("labels.tsv");
     labels
         .lines()
@@ -43,8 +50,14 @@ fn corpus() -> Vec<Labelled> {
 
 #[test]
 fn every_corpus_file_is_labelled_and_named_after_its_slug() {
-    let corpus = corpus();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/safety/corpus");
+    for name in ["corpus", "holdout"] {
+        labelled_and_named(name);
+    }
+}
+
+fn labelled_and_named(name: &str) {
+    let corpus = corpus(name);
+    let root = corpus_root(name);
     let mut on_disk = Vec::new();
     for folder in ["malicious", "benign"] {
         for entry in std::fs::read_dir(root.join(folder)).unwrap() {
@@ -67,8 +80,17 @@ fn every_corpus_file_is_labelled_and_named_after_its_slug() {
 }
 
 #[test]
-fn the_corpus_is_caught_at_high_with_few_false_positives() {
-    let corpus = corpus();
+fn the_tuning_corpus_is_caught_at_high_with_few_false_positives() {
+    measure("corpus", 60);
+}
+
+#[test]
+fn the_held_out_corpus_is_caught_at_high_with_few_false_positives() {
+    measure("holdout", 36);
+}
+
+fn measure(name: &str, at_least: usize) {
+    let corpus = corpus(name);
     let mut per_category: BTreeMap<(bool, String), (usize, usize)> = BTreeMap::new();
     let mut misses = Vec::new();
     let mut false_alarms = Vec::new();
@@ -96,9 +118,10 @@ fn the_corpus_is_caught_at_high_with_few_false_positives() {
     let malicious = corpus.iter().filter(|i| i.malicious).count();
     let benign = corpus.len() - malicious;
     assert!(
-        malicious >= 60 && benign >= 60,
-        "{malicious} malicious, {benign} benign"
+        malicious >= at_least && benign >= at_least,
+        "{name}: {malicious} malicious, {benign} benign"
     );
+    println!("{name}:");
     let detection = (malicious - misses.len()) as f64 / malicious as f64;
     let false_positives = false_alarms.len() as f64 / benign as f64;
     println!("category        malicious caught   benign flagged");

@@ -1423,10 +1423,15 @@ fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
             continue;
         }
         if source.is_some() {
-            blocks_reading_secrets.extend(line.block);
+            let named_before = read_into.len();
             read_into.extend(ASSIGNED.captures(&cleaned).map(|c| c[2].to_string()));
             read_into.extend(OUTPUT_FILE.captures(&cleaned).map(|c| c[1].to_string()));
             read_into.extend(copy_destination(&cleaned));
+            // A secret kept in a name is followed by that name; one that is not (a grouped
+            // `{ env; cat ~/.aws/credentials; } | gzip > f`) may leave with any later upload.
+            if read_into.len() == named_before {
+                blocks_reading_secrets.extend(line.block);
+            }
             continue;
         }
         let Some(sink) = sink else {
