@@ -244,7 +244,8 @@ impl Builder {
             } else {
                 // `<!-- … -->` inside a code span renders as text: a reader sees it.
                 let opens = rest.match_indices("<!--").map(|(at, _)| at).find(|&at| {
-                    (visible.matches('`').count() + rest[..at].matches('`').count()) % 2 == 0
+                    (visible.matches('`').count() + rest[..at].matches('`').count())
+                        .is_multiple_of(2)
                 });
                 match opens {
                     Some(start) => {

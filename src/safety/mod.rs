@@ -223,7 +223,7 @@ fn findings_in(file: &str, text: &str, kind: document::Kind) -> Vec<Finding> {
     let mut findings = rules::check(&document);
     findings.extend(unicode::check(&document));
     // One finding per rule and line, the worst of them.
-    findings.sort_by(|a, b| b.risk.cmp(&a.risk));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.risk));
     let mut seen = std::collections::HashSet::new();
     findings.retain(|f| seen.insert((f.rule, f.line)));
     findings
