@@ -133,6 +133,19 @@ fn accuracy(corpus: &[Labelled]) -> Value {
     })
 }
 
+/// How long each of `runs` calls of `work` took, sorted.
+fn timed<T>(runs: usize, mut work: impl FnMut() -> T) -> Vec<Duration> {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(work());
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let index = ((sorted.len() - 1) as f64 * p).round() as usize;
     sorted[index].as_secs_f64() * 1000.0
@@ -150,20 +163,12 @@ fn main() {
     let (typical_bytes, typical) = by_size[by_size.len() / 2];
     let text = std::fs::read_to_string(&typical.path).unwrap();
     check_text("SKILL.md", &text); // compiles the rules, as the first check of an engine does
-    let mut times = Vec::with_capacity(TYPICAL_RUNS);
-    for _ in 0..TYPICAL_RUNS {
-        let started = Instant::now();
-        std::hint::black_box(check_text("SKILL.md", std::hint::black_box(&text)));
-        times.push(started.elapsed());
-    }
-    times.sort();
-    let mut keyword_times = Vec::with_capacity(TYPICAL_RUNS);
-    for _ in 0..TYPICAL_RUNS {
-        let started = Instant::now();
-        std::hint::black_box(keyword_scanner_flags(std::hint::black_box(&text)));
-        keyword_times.push(started.elapsed());
-    }
-    keyword_times.sort();
+    let times = timed(TYPICAL_RUNS, || {
+        check_text("SKILL.md", std::hint::black_box(&text))
+    });
+    let keyword_times = timed(TYPICAL_RUNS, || {
+        keyword_scanner_flags(std::hint::black_box(&text))
+    });
 
     // A long skill: benign ones back to back up to LARGE_BYTES.
     let mut large = String::new();
@@ -173,13 +178,9 @@ fn main() {
         }
         large += &std::fs::read_to_string(&item.path).unwrap();
     }
-    let mut large_times = Vec::with_capacity(TYPICAL_RUNS);
-    for _ in 0..TYPICAL_RUNS {
-        let started = Instant::now();
-        std::hint::black_box(check_text("SKILL.md", std::hint::black_box(&large)));
-        large_times.push(started.elapsed());
-    }
-    large_times.sort();
+    let large_times = timed(TYPICAL_RUNS, || {
+        check_text("SKILL.md", std::hint::black_box(&large))
+    });
 
     let folder = tempfile::tempdir().unwrap();
     for (index, (_, item)) in by_size.iter().cycle().take(FOLDER_FILES).enumerate() {
@@ -190,13 +191,7 @@ fn main() {
         )
         .unwrap();
     }
-    let mut folder_times = Vec::with_capacity(FOLDER_RUNS);
-    for _ in 0..FOLDER_RUNS {
-        let started = Instant::now();
-        std::hint::black_box(check_path(folder.path()).unwrap());
-        folder_times.push(started.elapsed());
-    }
-    folder_times.sort();
+    let folder_times = timed(FOLDER_RUNS, || check_path(folder.path()).unwrap());
 
     let mut results = json!({
         "typical_file_bytes": typical_bytes,
