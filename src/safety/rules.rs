@@ -744,12 +744,7 @@ fn emit(findings: &mut Vec<RawFinding>, line: &Line, hit: Hit) {
 fn is_quoted(text: &str, span: &Range<usize>) -> bool {
     let (before, after) = (&text[..span.start], &text[span.end..]);
     let straight = before.matches('"').count() % 2 == 1 && after.contains('"');
-    let curly = before.rfind('“')
-        > before
-            .rfind('”')
-            .or(Some(0))
-            .filter(|_| before.contains('”'))
-        && after.contains('”');
+    let curly = before.matches('“').count() > before.matches('”').count() && after.contains('”');
     straight || curly
 }
 
