@@ -12,6 +12,7 @@ function routing(patch: Partial<RoutingStatus> = {}): RoutingStatus {
     warmed_up: false,
     warmup_updates: 50,
     persisted_updates: 0,
+    save_problem: null,
     head_origin: "fresh head: no saved head for 256-dimensional embeddings",
     baseline: 0,
     recent_rewards: [],

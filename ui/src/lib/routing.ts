@@ -28,6 +28,8 @@ export interface RoutingStatus {
   warmed_up: boolean;
   warmup_updates: number;
   persisted_updates: number;
+  /** Why the head's last save did not happen, until one does. */
+  save_problem: string | null;
   head_origin: string;
   /** The moving average of rewards, −1..1. */
   baseline: number;

@@ -14,6 +14,7 @@ const learned: RoutingStatus = {
   warmed_up: true,
   warmup_updates: 50,
   persisted_updates: 60,
+  save_problem: null,
   head_origin: "saved head loaded (60 updates, last saved with hashed-ngrams-v1)",
   baseline: 0.25,
   recent_rewards: [1, 1, -1, 1],
@@ -31,6 +32,20 @@ describe("Routing", () => {
     const details = screen.getByRole("region", { name: "Details" });
     expect(within(details).getByText(/the managed server serves no embeddings/)).toBeInTheDocument();
     expect(within(details).getByText(/the folder name is not lowercase-hyphen/)).toBeInTheDocument();
+  });
+
+  it("says when the head's last save was refused", () => {
+    const refused = {
+      ...learned,
+      save_problem: "not saved: the stored 256-dimensional head is another one (90 updates, saved with hashed-ngrams-v1)",
+    };
+    render(Routing, { status: busyStatus({ routing: refused }) });
+    expect(screen.getByRole("alert")).toHaveTextContent("The last save: not saved: the stored 256-dimensional head is another one");
+  });
+
+  it("shows no save problem while saves work", () => {
+    render(Routing, { status: busyStatus({ routing: learned }) });
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 
   it("explains the warm-up and how outcomes arrive before there are any", () => {
