@@ -565,20 +565,12 @@ async fn chat_completions(
     State(shared): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     bytes: Bytes,
-) -> Response {
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let prompt = match messages_of(&body) {
-        Ok(messages) => prompt_tokens(&render_chat(messages), true),
-        Err(response) => return response,
-    };
+) -> Result<Response, Response> {
+    let body = parse_body(&bytes)?;
+    let messages = messages_of(&body)?;
+    let prompt = prompt_tokens(&render_chat(messages), true);
     shared.lock().chat_bodies.push(body.clone());
-    let model = match resolve_post_model(&shared, &body, &query, Endpoint::ChatCompletions).await {
-        Ok(model) => model,
-        Err(response) => return response,
-    };
+    let model = resolve_post_model(&shared, &body, &query, Endpoint::ChatCompletions).await?;
     let reuse_cache = flag(&body, "cache_prompt", true);
     let Some(mut lease) = SlotLease::acquire(
         &shared,
@@ -587,7 +579,7 @@ async fn chat_completions(
         &prompt,
         reuse_cache,
     ) else {
-        return invalid_request(&format!("model '{model}' not found"));
+        return Err(invalid_request(&format!("model '{model}' not found")));
     };
     let max_tokens = body
         .get("max_tokens")
@@ -611,14 +603,24 @@ async fn chat_completions(
         lease.tokens_sent = completion.tokens.len();
         lease.finished = true;
         drop(lease);
-        return Json(completion.full_response()).into_response();
+        return Ok(Json(completion.full_response()).into_response());
     }
     if flag(&body, "return_progress", false) {
         let events = spawn_prompt_read(&shared, lease, prompt);
-        return streamed_completion(shared, None, completion, StreamStep::Reading(events));
+        return Ok(streamed_completion(
+            shared,
+            None,
+            completion,
+            StreamStep::Reading(events),
+        ));
     }
     read_prompt_at_once(&lease, &prompt);
-    streamed_completion(shared, Some(lease), completion, StreamStep::Role)
+    Ok(streamed_completion(
+        shared,
+        Some(lease),
+        completion,
+        StreamStep::Role,
+    ))
 }
 
 /// The answer's tokens (the next scripted reply of `model`, else [`crate::DEFAULT_REPLY`]), cut
@@ -929,20 +931,12 @@ async fn apply_template(
     State(shared): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     bytes: Bytes,
-) -> Response {
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let prompt = match messages_of(&body) {
-        Ok(messages) => render_chat(messages),
-        Err(response) => return response,
-    };
-    if let Err(response) = resolve_post_model(&shared, &body, &query, Endpoint::ApplyTemplate).await
-    {
-        return response;
-    }
-    Json(json!({"prompt": prompt})).into_response()
+) -> Result<Response, Response> {
+    let body = parse_body(&bytes)?;
+    let messages = messages_of(&body)?;
+    let prompt = render_chat(messages);
+    resolve_post_model(&shared, &body, &query, Endpoint::ApplyTemplate).await?;
+    Ok(Json(json!({"prompt": prompt})).into_response())
 }
 
 /// `POST /tokenize`: `{"tokens": [ids]}`, or `[{"id","piece"}]` with `with_pieces`; no `content`
@@ -951,19 +945,14 @@ async fn tokenize_prompt(
     State(shared): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     bytes: Bytes,
-) -> Response {
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
+) -> Result<Response, Response> {
+    let body = parse_body(&bytes)?;
     let text = match body.get("content") {
         None => "",
         Some(Value::String(text)) => text.as_str(),
-        Some(_) => return invalid_request("\"content\" must be a string"),
+        Some(_) => return Err(invalid_request("\"content\" must be a string")),
     };
-    if let Err(response) = resolve_post_model(&shared, &body, &query, Endpoint::Tokenize).await {
-        return response;
-    }
+    resolve_post_model(&shared, &body, &query, Endpoint::Tokenize).await?;
     let pieces = prompt_pieces(text, flag(&body, "add_special", false));
     let tokens: Vec<Value> = if flag(&body, "with_pieces", false) {
         pieces
@@ -973,7 +962,7 @@ async fn tokenize_prompt(
     } else {
         pieces.into_iter().map(|(id, _)| json!(id)).collect()
     };
-    Json(json!({"tokens": tokens})).into_response()
+    Ok(Json(json!({"tokens": tokens})).into_response())
 }
 
 /// The `prompt` of a `/completion` body: text (tokenized with BOS, as llama-server does) or
@@ -1008,32 +997,23 @@ async fn completion(
     State(shared): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     bytes: Bytes,
-) -> Response {
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let prompt = match completion_prompt(&body) {
-        Ok(prompt) => prompt,
-        Err(response) => return response,
-    };
-    let model = match resolve_post_model(&shared, &body, &query, Endpoint::Completion).await {
-        Ok(model) => model,
-        Err(response) => return response,
-    };
+) -> Result<Response, Response> {
+    let body = parse_body(&bytes)?;
+    let prompt = completion_prompt(&body)?;
+    let model = resolve_post_model(&shared, &body, &query, Endpoint::Completion).await?;
     if flag(&body, "stream", false) {
-        return error(
+        return Err(error(
             StatusCode::NOT_IMPLEMENTED,
-            "the stand-in streams /v1/chat/completions only; ask /completion without stream",
+            "the stand-in streams /v1/chat/completions only); ask /completion without stream",
             "not_supported_error",
-        );
+        ));
     }
     let n_predict = body.get("n_predict").and_then(Value::as_i64).unwrap_or(-1);
     let reuse_cache = flag(&body, "cache_prompt", true);
     let Some(lease) =
         SlotLease::acquire(&shared, &model, Endpoint::Completion, &prompt, reuse_cache)
     else {
-        return invalid_request(&format!("model '{model}' not found"));
+        return Err(invalid_request(&format!("model '{model}' not found")));
     };
     let cached = lease.cached;
     let total = prompt.len();
@@ -1044,11 +1024,11 @@ async fn completion(
             Some(PromptEvent::Progress { .. }) => continue,
             Some(PromptEvent::Read(lease)) => break lease,
             None => {
-                return error(
+                return Err(error(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "stand-in stopped",
                     "unavailable_error",
-                )
+                ));
             }
         }
     };
@@ -1066,7 +1046,7 @@ async fn completion(
     lease.finished = true;
     let slot = lease.slot;
     drop(lease);
-    Json(json!({
+    Ok(Json(json!({
         "index": 0,
         "content": tokens.concat(),
         "tokens": [],
@@ -1081,7 +1061,7 @@ async fn completion(
         "stopping_word": "",
         "timings": {"cache_n": cached, "prompt_n": total - cached, "predicted_n": tokens.len()},
     }))
-    .into_response()
+    .into_response())
 }
 
 /// A deterministic bag-of-words embedding: texts sharing words get similar vectors.
@@ -1125,25 +1105,19 @@ async fn embeddings(
     State(shared): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     bytes: Bytes,
-) -> Response {
-    let body = match parse_body(&bytes) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let model = match resolve_post_model(&shared, &body, &query, Endpoint::Embeddings).await {
-        Ok(model) => model,
-        Err(response) => return response,
-    };
+) -> Result<Response, Response> {
+    let body = parse_body(&bytes)?;
+    let model = resolve_post_model(&shared, &body, &query, Endpoint::Embeddings).await?;
     let (serves, dim) = {
         let inner = shared.lock();
         (inner.serves_embeddings, inner.embedding_dim)
     };
     if !serves {
-        return error(
+        return Err(error(
             StatusCode::NOT_IMPLEMENTED,
             "This server does not support embeddings. Start it with `--embeddings`",
             "not_supported_error",
-        );
+        ));
     }
     let inputs: Vec<String> = match body.get("input").or_else(|| body.get("content")) {
         Some(Value::String(text)) => vec![text.clone()],
@@ -1151,7 +1125,11 @@ async fn embeddings(
             .iter()
             .filter_map(|item| item.as_str().map(str::to_owned))
             .collect(),
-        _ => return invalid_request("\"input\" must be a string or an array of strings"),
+        _ => {
+            return Err(invalid_request(
+                "\"input\" must be a string or an array of strings",
+            ))
+        }
     };
     let n_tokens: usize = inputs.iter().map(|text| tokenize(text).len()).sum();
     let data: Vec<Value> = inputs
@@ -1159,13 +1137,13 @@ async fn embeddings(
         .enumerate()
         .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": embed(text, dim)}))
         .collect();
-    Json(json!({
+    Ok(Json(json!({
         "object": "list",
         "model": model,
         "data": data,
         "usage": {"prompt_tokens": n_tokens, "total_tokens": n_tokens},
     }))
-    .into_response()
+    .into_response())
 }
 
 /// The `model` a router's `/models/load` or `/models/unload` body names; a single-model server
@@ -1182,31 +1160,23 @@ async fn admin_model(shared: &AppState, bytes: &Bytes) -> Result<String, Respons
         .to_owned())
 }
 
-async fn models_load(State(shared): State<AppState>, bytes: Bytes) -> Response {
-    let model = match admin_model(&shared, &bytes).await {
-        Ok(model) => model,
-        Err(response) => return response,
-    };
-    match ensure_loaded(&shared, &model, true, Endpoint::ModelsAdmin).await {
-        Ok(()) => Json(json!({"success": true})).into_response(),
-        Err(response) => response,
-    }
+async fn models_load(State(shared): State<AppState>, bytes: Bytes) -> Result<Response, Response> {
+    let model = admin_model(&shared, &bytes).await?;
+    ensure_loaded(&shared, &model, true, Endpoint::ModelsAdmin).await?;
+    Ok(Json(json!({"success": true})).into_response())
 }
 
-async fn models_unload(State(shared): State<AppState>, bytes: Bytes) -> Response {
-    let model = match admin_model(&shared, &bytes).await {
-        Ok(model) => model,
-        Err(response) => return response,
-    };
+async fn models_unload(State(shared): State<AppState>, bytes: Bytes) -> Result<Response, Response> {
+    let model = admin_model(&shared, &bytes).await?;
     let mut inner = shared.lock();
     let Some(state) = inner.model_mut(&model) else {
-        return invalid_request("model is not found");
+        return Err(invalid_request("model is not found"));
     };
     if !matches!(state.status, ModelStatus::Loaded | ModelStatus::Sleeping) {
-        return invalid_request("model is not running");
+        return Err(invalid_request("model is not running"));
     }
     state.status = ModelStatus::Unloaded;
-    Json(json!({"success": true})).into_response()
+    Ok(Json(json!({"success": true})).into_response())
 }
 
 #[cfg(test)]
