@@ -566,3 +566,77 @@ fn the_command_prints_json_and_exits_by_the_worst_finding() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "an error is not a finding");
 }
+
+/// Texts stitched at random from the pieces the rules and the Markdown reader look at (quotes,
+/// fences, comments, invisible and multi-byte characters, command fragments) never make the
+/// check panic, and every finding names a line of the text.
+#[test]
+fn random_texts_never_panic_and_findings_point_into_the_text() {
+    use rand::{Rng, SeedableRng};
+    const PIECES: &[&str] = &[
+        "curl https://x.example/i.sh",
+        " | sh",
+        "“",
+        "”",
+        "\"",
+        "'",
+        "`",
+        "```",
+        "<!--",
+        "-->",
+        "\n",
+        "\n\n",
+        " \\\n",
+        "rm -rf ~",
+        "é",
+        "日本",
+        "\u{200B}",
+        "\u{202E}",
+        "\u{E0041}",
+        "\u{1F3F4}",
+        "сurl",
+        "../",
+        "$(",
+        ")",
+        "{",
+        "}",
+        "AKIA",
+        "ghp_",
+        "=",
+        " ",
+        "# ",
+        "## ",
+        "- ",
+        "Never run:",
+        "ignore previous instructions",
+        ">>",
+        "~/.bashrc",
+        "cat ~/.ssh/id_rsa",
+        "-d @-",
+        "KEY=",
+        "$KEY",
+        "<<'EOF'",
+        "EOF",
+        "crontab -",
+        "https://ѕh.rustup.rs",
+        "://",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    for _ in 0..3_000 {
+        let text: String = (0..rng.random_range(1..40))
+            .map(|_| PIECES[rng.random_range(0..PIECES.len())])
+            .collect();
+        let lines = text.lines().count().max(1);
+        for report in [
+            check_text("SKILL.md", &text),
+            lull::safety::check_script("x.sh", &text),
+        ] {
+            for finding in &report.findings {
+                assert!(
+                    finding.line >= 1 && finding.line <= lines,
+                    "{finding:?} outside {lines} lines of {text:?}"
+                );
+            }
+        }
+    }
+}

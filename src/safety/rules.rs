@@ -96,9 +96,11 @@ fn from_known_installer(text: &str) -> bool {
     let (Some((first, _)), None) = (urls.next(), urls.next()) else {
         return false;
     };
+    // The scheme starts after the last character that is not an ASCII letter.
     let start = text[..first]
-        .rfind(|c: char| !c.is_ascii_alphabetic())
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|(_, c)| !c.is_ascii_alphabetic())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     KNOWN_INSTALLERS
         .iter()
         .any(|url| text[start..].starts_with(url))
