@@ -1,0 +1,241 @@
+//! Commands that need more than a pattern: what `rm -r` and `git push` are pointed at, installs
+//! without a pin, and a file downloaded and then run.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{emit, hit, Context::*};
+use crate::safety::document::{Document, Line};
+use crate::safety::{regex, Category::*, RawFinding, Risk};
+
+static RM: LazyLock<Regex> = LazyLock::new(|| regex(r"\brm\s+([^\n;&|)]*)").expect("compiles"));
+
+/// What `rm -r` must never be pointed at.
+const PRECIOUS_TARGETS: &[&str] = &[
+    "/",
+    "/*",
+    "~",
+    "~/",
+    "~/*",
+    "$HOME",
+    "$HOME/",
+    "$HOME/*",
+    "${HOME}",
+    "${HOME}/",
+    "${HOME}/*",
+    "/home",
+    "/home/*",
+    "/etc",
+    "/usr",
+    "/var",
+    "/boot",
+    "/bin",
+    "/lib",
+    "/opt",
+    "/root",
+    "/srv",
+    "/System",
+    "/Users",
+    "..",
+    "../",
+    "../*",
+    "~/.ssh",
+    "~/.config",
+    "~/Documents",
+    ".git",
+];
+
+/// `rm -r` of the root, the home folder, a system folder or the repository itself.
+pub(super) fn remove_recursively(line: &Line, findings: &mut Vec<RawFinding>) {
+    for capture in RM.captures_iter(&line.text) {
+        let arguments = capture.get(1).expect("group 1");
+        let words: Vec<String> = arguments
+            .as_str()
+            .split_whitespace()
+            .map(|w| w.replace(['"', '\'', '`'], ""))
+            .collect();
+        let recursive = words.iter().any(|w| {
+            *w == "--recursive"
+                || (w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R']))
+        });
+        let no_preserve = words.iter().any(|w| w == "--no-preserve-root");
+        let target = words
+            .iter()
+            .find(|w| PRECIOUS_TARGETS.contains(&w.as_str()) || w.starts_with("/*"));
+        if !(recursive && (target.is_some() || no_preserve)) {
+            continue;
+        }
+        let what = target.map_or("/", String::as_str);
+        emit(
+            findings,
+            line,
+            hit(
+                "destructive.remove-everything",
+                Destructive,
+                Risk::Critical,
+                Command,
+                capture.get(0).expect("match").range(),
+                format!("deletes `{what}` and everything under it: delete the command, or name the project folder meant (for example ./build)"),
+            ),
+        );
+    }
+}
+
+static GIT_PUSH: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"\bgit\s+push\b([^\n;&|]*)").expect("compiles"));
+
+/// A forced push rewrites shared history; on the main branch (or every branch) it loses work.
+pub(super) fn force_push(line: &Line, findings: &mut Vec<RawFinding>) {
+    for capture in GIT_PUSH.captures_iter(&line.text) {
+        let words: Vec<&str> = capture[1].split_whitespace().collect();
+        let forced = words.iter().any(|w| *w == "--force" || *w == "-f")
+            || words.iter().any(|w| w.starts_with('+') && w.len() > 1);
+        let deletes = words.iter().any(|w| *w == "--delete" || *w == "-d")
+            || words.iter().any(|w| w.starts_with(':') && w.len() > 1);
+        let shared = words.iter().any(|w| {
+            let branch = w.trim_start_matches(['+', ':']);
+            let branch = branch.rsplit(':').next().unwrap_or(branch);
+            matches!(
+                branch,
+                "main" | "master" | "trunk" | "develop" | "production" | "prod" | "release"
+            ) || matches!(*w, "--all" | "--mirror" | "--tags")
+        });
+        let (risk, message) = match (forced || deletes, shared) {
+            (false, _) => continue,
+            (true, true) => (Risk::High, "force-pushes or deletes a shared branch (main, every branch, the tags), which destroys other people's work: push to a branch of your own, and use --force-with-lease if you must rewrite it"),
+            (true, false) => (Risk::Medium, "force-pushes or deletes a branch: make sure it is a branch only this task owns, and prefer --force-with-lease"),
+        };
+        emit(
+            findings,
+            line,
+            hit(
+                "destructive.git-history",
+                Destructive,
+                risk,
+                Command,
+                capture.get(0).expect("match").range(),
+                message,
+            ),
+        );
+    }
+}
+
+static UNPINNED: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    [
+        (r"(?i)\bpip[0-9.]*\s+install\b[^\n]*\bgit\+\S+", "@"),
+        (
+            r"(?i)\bpip[0-9.]*\s+install\b[^\n]*\shttps?://\S+",
+            "#sha256=",
+        ),
+        (
+            r"(?i)\bnpm\s+(i|install|add)\b[^\n]*\s(github:|git\+|https?://)\S+",
+            "#",
+        ),
+        (r"(?i)\bcargo\s+install\b[^\n]*--git\s+\S+[^\n]*", "--rev"),
+        (r"(?i)\bgo\s+install\s+\S+@latest\b", "never pinned"),
+    ]
+    .into_iter()
+    .map(|(p, pin)| (regex(p).expect("compiles"), pin))
+    .collect()
+});
+
+/// An install from a URL or a repository without a pinned revision runs whatever is there today.
+pub(super) fn unpinned_install(line: &Line, findings: &mut Vec<RawFinding>) {
+    for (regex, pin) in UNPINNED.iter() {
+        let Some(found) = regex.find(&line.text) else {
+            continue;
+        };
+        let tail = found.as_str().rsplit('/').next().unwrap_or("");
+        let pinned = match *pin {
+            "@" => tail.contains('@'),
+            "--rev" => ["--rev", "--tag", "--locked --tag"]
+                .iter()
+                .any(|p| found.as_str().contains(p)),
+            "never pinned" => false,
+            marker => found.as_str().contains(marker),
+        };
+        if pinned {
+            continue;
+        }
+        emit(
+            findings,
+            line,
+            hit(
+                "download-execute.unpinned-install",
+                DownloadExecute,
+                Risk::High,
+                Command,
+                found.range(),
+                "installs from a URL or repository without pinning a version, so it runs whatever is there on the day: pin a tag or commit (or a hash)",
+            ),
+        );
+    }
+}
+
+static DOWNLOAD_TO_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\b(curl|wget)\b[^\n|]*?(\s(-o|-O|--output|--output-document)\s*=?\s*(\S+)|\s(https?://\S+))")
+        .expect("compiles")
+});
+static CHECKSUM: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\b(sha256sum|sha512sum|shasum\s+-a\s*(256|512))\b[^\n]*(-c|--check|==|=)|\bgpg\s+--verify\b|\bcosign\s+verify|\bminisign\s+-V|\bsha256sum\b[^\n]*\|\s*grep|\bGet-FileHash\b")
+        .expect("compiles")
+});
+static RUNS_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)(^|[;&|]\s*|\bsudo\s+)(\./|(ba|z)?sh\s+|python[0-9.]*\s+|perl\s+|node\s+|chmod\s+\+?[0-7]*x?\s*\+?x?\s*|source\s+|\.\s+)(\S+)")
+        .expect("compiles")
+});
+
+/// A file downloaded and then run in the same block, with no checksum check in between.
+pub(super) fn download_then_run(document: &Document, findings: &mut Vec<RawFinding>) {
+    let mut downloaded: Vec<(Option<usize>, String)> = Vec::new();
+    for line in &document.lines {
+        if line.block.is_none() {
+            continue;
+        }
+        if let Some(captures) = DOWNLOAD_TO_FILE.captures(&line.text) {
+            let named = captures.get(4).map(|m| m.as_str().to_string());
+            let from_url = captures
+                .get(5)
+                .and_then(|m| m.as_str().rsplit('/').next().map(str::to_string));
+            if let Some(file) = named.or(from_url).filter(|f| !f.is_empty() && f != "-") {
+                let file = file.trim_matches(|c| c == '"' || c == '\'').to_string();
+                downloaded.push((line.block, file));
+            }
+        }
+        for captures in RUNS_FILE.captures_iter(&line.text) {
+            let ran = captures[captures.len() - 1].trim_matches(|c| c == '"' || c == '\'');
+            let ran_base = ran.trim_start_matches("./");
+            let Some((_, file)) = downloaded.iter().find(|(block, file)| {
+                *block == line.block
+                    && !ran_base.is_empty()
+                    && file.trim_start_matches("./").ends_with(ran_base)
+            }) else {
+                continue;
+            };
+            let verified = document
+                .lines
+                .iter()
+                .any(|l| l.block == line.block && CHECKSUM.is_match(&l.text));
+            let (risk, message) = if verified {
+                (Risk::Low, format!("runs `{file}`, downloaded above, after checking its checksum: fine if the checksum comes from the publisher"))
+            } else {
+                (Risk::High, format!("downloads `{file}` and runs it without checking it: compare its sha256 with the one the publisher gives before running it"))
+            };
+            let span = captures.get(0).expect("match").range();
+            emit(
+                findings,
+                line,
+                hit(
+                    "download-execute.run-downloaded",
+                    DownloadExecute,
+                    risk,
+                    Command,
+                    span,
+                    message,
+                ),
+            );
+            break;
+        }
+    }
+}
