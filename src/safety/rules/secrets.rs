@@ -168,21 +168,8 @@ pub(super) fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) 
         let cleaned = AUTH_HEADER.replace_all(&line.text, " ");
         let source = SECRET_SOURCE.find(&cleaned);
         let sink = DATA_SINK.find(&cleaned);
-        if let (Some(source), Some(sink)) = (&source, &sink) {
-            let span = source.start().min(sink.start())..source.end().max(sink.end());
-            let span = span.start.min(line.text.len())..span.end.min(line.text.len());
-            emit(
-                findings,
-                line,
-                hit(
-                    "exfiltration.secret-upload",
-                    Exfiltration,
-                    Risk::Critical,
-                    Command,
-                    span,
-                    MESSAGE,
-                ),
-            );
+        if source.is_some() && sink.is_some() {
+            secret_upload(findings, line, Risk::Critical, MESSAGE.into());
             continue;
         }
         if source.is_some() {
@@ -197,9 +184,9 @@ pub(super) fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) 
             }
             continue;
         }
-        let Some(sink) = sink else {
+        if sink.is_none() {
             continue;
-        };
+        }
         let carries = read_into.iter().find(|name| {
             carries_name(&cleaned, name)
                 || (line.block.is_some()
@@ -213,37 +200,47 @@ pub(super) fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) 
         let same_block = line
             .block
             .is_some_and(|block| blocks_reading_secrets.contains(&block));
-        if carries.is_none() && same_block {
-            let span = sink.start().min(line.text.len())..sink.end().min(line.text.len());
-            emit(
+        match carries {
+            Some(name) => secret_upload(
                 findings,
                 line,
-                hit(
-                    "exfiltration.secret-upload",
-                    Exfiltration,
-                    Risk::High,
-                    Command,
-                    span,
-                    "reads secrets (keys, credentials, the environment) and sends data to another machine in the same steps: make sure the upload carries none of them, or delete it",
-                ),
-            );
-        }
-        if let Some(name) = carries {
-            let span = sink.start().min(line.text.len())..sink.end().min(line.text.len());
-            emit(
+                Risk::Critical,
+                format!("{MESSAGE} (`{name}` holds what was read above)"),
+            ),
+            None if same_block => secret_upload(
                 findings,
                 line,
-                hit(
-                    "exfiltration.secret-upload",
-                    Exfiltration,
-                    Risk::Critical,
-                    Command,
-                    span,
-                    format!("{MESSAGE} (`{name}` holds what was read above)"),
-                ),
-            );
+                Risk::High,
+                "reads secrets (keys, credentials, the environment) and sends data to another machine in the same steps: make sure the upload carries none of them, or delete it".into(),
+            ),
+            None => {}
         }
     }
+}
+
+/// Records an upload of secrets, pointing at it in the line as written (the matching ran on
+/// the line with its auth headers blanked out, whose positions differ).
+fn secret_upload(findings: &mut Vec<RawFinding>, line: &Line, risk: Risk, message: String) {
+    let source = SECRET_SOURCE.find(&line.text);
+    let span = match (source, DATA_SINK.find(&line.text)) {
+        (Some(source), Some(sink)) => {
+            source.start().min(sink.start())..source.end().max(sink.end())
+        }
+        (_, Some(sink)) => sink.range(),
+        _ => 0..0,
+    };
+    emit(
+        findings,
+        line,
+        hit(
+            "exfiltration.secret-upload",
+            Exfiltration,
+            risk,
+            Command,
+            span,
+            message,
+        ),
+    );
 }
 
 /// Where `cp`, `rsync` or `mv` puts what it copies: its last argument, redirects aside.
