@@ -175,6 +175,7 @@ async fn serve(
         llm: Arc::new(NoLlm),
         store: None, // the production store: `<data_dir>/lull.db`, WAL, its writer thread
         embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
+        clock: None,
     };
     let engine = Engine::open_with(Config::default(), paths, seams)
         .await

@@ -144,6 +144,9 @@ pub struct Seams {
     /// ([`crate::routing::ServerEmbedderSource`]) in production; tests pass
     /// [`crate::routing::BuiltInEmbedderOnly`], so that none reaches a real server.
     pub embedders: Arc<dyn crate::routing::EmbedderSource>,
+    /// The engine's clock of record (queue times, the gate's ages); `None` reads the system's.
+    /// The simulator passes one that starts at a fixed instant of its virtual day.
+    pub clock: Option<EngineClock>,
 }
 
 /// A review as an agent submits it.
@@ -176,6 +179,7 @@ impl Engine {
             llm: Arc::new(HttpLlmClient::default()),
             store: None,
             embedders: Arc::new(crate::routing::ServerEmbedderSource),
+            clock: None,
         };
         Engine::open_with(config, paths, seams).await
     }
@@ -210,7 +214,7 @@ impl Engine {
         let settings = watch::channel(settings).0;
         let gate = Arc::new(IdleGate::new(
             GateTiming::from(&config.scheduler),
-            EngineClock::start(),
+            seams.clock.unwrap_or_else(EngineClock::start),
             seams.server.clone(),
         ));
         let reviews = Arc::new(ReviewWorker::new(

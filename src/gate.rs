@@ -44,8 +44,14 @@ pub struct EngineClock {
 impl EngineClock {
     /// A clock reading the wall time now.
     pub fn start() -> EngineClock {
+        EngineClock::starting_at(crate::store::now_ms())
+    }
+
+    /// A clock that reads `origin_ms` now and moves with tokio's clock from there: on a paused
+    /// clock, the same instants every run (the simulator's seeded days replay exactly).
+    pub fn starting_at(origin_ms: i64) -> EngineClock {
         EngineClock {
-            origin_ms: crate::store::now_ms(),
+            origin_ms,
             origin: Instant::now(),
         }
     }

@@ -40,6 +40,7 @@ async fn engine(dir: &tempfile::TempDir) -> Engine {
         llm: Arc::new(HttpLlmClient::default()),
         store: Some(Store::open_in_memory().unwrap()),
         embedders: Arc::new(BuiltInEmbedderOnly),
+        clock: None,
     };
     Engine::open_with(config, paths, seams).await.unwrap()
 }

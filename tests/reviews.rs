@@ -216,6 +216,7 @@ async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Durat
         llm: llm.clone(),
         store: Some(Store::open_in_memory().unwrap()),
         embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
+        clock: None,
     };
     let engine = Engine::open_with(config, paths, seams).await.unwrap();
     let events = engine.events().subscribe();

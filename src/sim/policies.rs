@@ -107,6 +107,11 @@ impl Learner for Immediate {
     }
 }
 
+/// The engine clock's reading at the start of a simulated day (2026-01-05 08:00 UTC): fixed,
+/// so the wall clock adds nothing to a seeded day, and a restart's engine goes on from its
+/// predecessor's reading instead of jumping back to the wall time.
+const DAY_STARTS_AT_MS: i64 = 1_767_600_000_000;
+
 /// Hermes' review idle queue: how often it looks.
 pub const HERMES_POLL: Duration = Duration::from_secs(5);
 /// Hermes' review idle queue: quiet time after the agent's own last turn.
@@ -300,7 +305,8 @@ impl Production {
         paths: Paths,
     ) -> Result<Production, SimError> {
         let store = Store::open_in_memory().map_err(crate::EngineError::from)?;
-        let (engine, clock) = open_engine(&server, 0, &store, &config, &paths).await?;
+        let clock = EngineClock::starting_at(DAY_STARTS_AT_MS);
+        let engine = open_engine(&server, 0, &store, &config, &paths, clock).await?;
         // The day begins with Lull long up, past the settle window every start opens with;
         // restarts within the day pay it (an agent's turn does not end because Lull stopped).
         tokio::time::sleep(Duration::from_secs(config.scheduler.settle_s)).await;
@@ -323,7 +329,8 @@ async fn open_engine(
     store: &Store,
     config: &Config,
     paths: &Paths,
-) -> Result<(Engine, EngineClock), SimError> {
+    clock: EngineClock,
+) -> Result<Engine, SimError> {
     let probe: Arc<dyn ServerProbe> = Arc::new(CachedProbe::new(
         SimProbe::new(server.clone(), incarnation, ReadingCost::Production),
         READING_CACHE_TTL,
@@ -334,38 +341,9 @@ async fn open_engine(
         llm: Arc::new(SimLlm::new(server.clone(), incarnation)),
         store: Some(store.clone()),
         embedders: Arc::new(crate::routing::BuiltInEmbedderOnly),
+        clock: Some(clock),
     };
-    // Read at the same virtual instant as the engine's own clock, to within a wall millisecond.
-    let clock = EngineClock::start();
-    let engine = Engine::open_with(config.clone(), paths.clone(), seams).await?;
-    Ok((engine, clock))
-}
-
-/// Moves the stored review times into the next engine's clock frame.
-///
-/// [`EngineClock::start`] reads the wall clock, and a paused tokio clock leaves the wall clock
-/// behind: an engine reopened after hours of virtual time would start its clock hours in the
-/// past, see every queued review as enqueued in the future (age 0, no age-out) and order new
-/// snapshots before old ones. In production wall time moves on and nothing needs doing; here the
-/// times the scheduler compares (`enqueued_at`, `snapshot_at`) are shifted by the jump. This
-/// goes away once the engine's clock is one of its [`Seams`].
-async fn carry_clock_over(
-    store: &Store,
-    old: EngineClock,
-    new: EngineClock,
-) -> Result<(), SimError> {
-    let jump_ms = old.now_ms() - new.now_ms();
-    store
-        .call(move |connection| {
-            connection.execute(
-                "UPDATE reviews SET enqueued_at = enqueued_at - ?1, snapshot_at = snapshot_at - ?1",
-                [jump_ms],
-            )?;
-            Ok(())
-        })
-        .await
-        .map_err(crate::EngineError::from)?;
-    Ok(())
+    Ok(Engine::open_with(config.clone(), paths.clone(), seams).await?)
 }
 
 impl Learner for Production {
@@ -402,18 +380,17 @@ impl Learner for Production {
         self.engine.shutdown().await;
         self.incarnation += 1;
         self.leases.clear();
-        let old_clock = self.clock;
-        carry_clock_over(&self.store, old_clock, EngineClock::start()).await?;
-        let (engine, clock) = open_engine(
+        // The next engine's clock goes on from where this one's stopped, as wall time would.
+        self.clock = EngineClock::starting_at(self.clock.now_ms());
+        self.engine = open_engine(
             &self.server,
             self.incarnation,
             &self.store,
             &self.config,
             &self.paths,
+            self.clock,
         )
         .await?;
-        self.engine = engine;
-        self.clock = clock;
         Ok(())
     }
 
