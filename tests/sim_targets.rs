@@ -396,9 +396,8 @@ fn lull_loses_no_review() {
 /// median day. Issue 6 claimed more, a p50 no worse than Hermes' on every day; that rested on
 /// Hermes' losses, which its old restarts (always inside its settle window) made certain. With
 /// restarts at random moments Hermes loses little, and Lull's delivered p50 is above Hermes' on
-/// 25 of the 30 report days (median 1.19×; within 1.25× on 19, see
-/// `bench/results/frontier.md`): Lull trades some delay for not taking the GPU, and on the
-/// median report day it is close to the limit.
+/// 23 of the 30 report days (median 1.10×; within 1.25× on 20, see
+/// `bench/results/frontier.md`): Lull trades some delay for not taking the GPU.
 #[test]
 fn lull_delivered_median_delay_is_within_a_quarter_of_hermes_on_the_median_day() {
     let mut ratios = Vec::new();
