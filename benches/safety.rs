@@ -11,7 +11,8 @@
 //!   through `check_path`, file reading included. Target well under 1 s.
 //! - Accuracy: detection at `high`+ on malicious skills and false positives at `high`+ on benign
 //!   ones, for the tuning corpus (`tests/safety/corpus`) and, when present, the held-out one
-//!   (`tests/safety/holdout`, written without sight of the rules).
+//!   (`tests/safety/holdout`, written without sight of the rules) and the adversarial one
+//!   (`tests/safety/adversarial`, written to evade a rule-based check).
 //!
 //! Results go to `bench/results/latest.json` under `"safety"`. Run with
 //! `cargo bench --bench safety`.
@@ -204,8 +205,10 @@ fn main() {
         "folder_p50_ms": percentile(&folder_times, 0.5),
         "corpus": accuracy(&corpus),
     });
-    if let Some(holdout) = read_corpus(&root.join("holdout")) {
-        results["holdout"] = accuracy(&holdout);
+    for optional in ["holdout", "adversarial"] {
+        if let Some(corpus) = read_corpus(&root.join(optional)) {
+            results[optional] = accuracy(&corpus);
+        }
     }
     println!("{}", serde_json::to_string_pretty(&results).unwrap());
     common::merge_into_results("safety", results);

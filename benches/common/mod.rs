@@ -229,7 +229,11 @@ fn safety_table(safety: &Value) -> String {
         safety["folder_files"],
         num(&safety["folder_p50_ms"]),
     );
-    for (name, key) in [("tuning corpus", "corpus"), ("held-out corpus", "holdout")] {
+    for (name, key) in [
+        ("tuning corpus", "corpus"),
+        ("held-out corpus", "holdout"),
+        ("adversarial corpus", "adversarial"),
+    ] {
         let Some(set) = safety.get(key).filter(|v| v.is_object()) else {
             continue;
         };
