@@ -182,11 +182,12 @@ static CHECKSUM: LazyLock<Regex> = LazyLock::new(|| {
         .expect("compiles")
 });
 static RUNS_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?i)(^|[;&|]\s*|\bsudo\s+)(\./|(ba|z)?sh\s+|python[0-9.]*\s+|perl\s+|node\s+|chmod\s+\+?[0-7]*x?\s*\+?x?\s*|source\s+|\.\s+)(\S+)")
+    regex(r"(?i)(^|[;&|]\s*|\bsudo\s+)(\./|(ba|z)?sh\s+|python[0-9.]*\s+|perl\s+|node\s+|chmod\s+(-\w+\s+)*([ugoa]*\+[rwx]*x[rwx]*|[0-7]{3,4})\s+|source\s+|\.\s+)(\S+)")
         .expect("compiles")
 });
 
-/// A file downloaded and then run in the same block, with no checksum check in between.
+/// A file downloaded and then run (in the same block or a later one), with no checksum check in
+/// the skill.
 pub(super) fn download_then_run(document: &Document, findings: &mut Vec<RawFinding>) {
     let mut downloaded: Vec<(Option<usize>, String)> = Vec::new();
     for line in &document.lines {
@@ -206,17 +207,16 @@ pub(super) fn download_then_run(document: &Document, findings: &mut Vec<RawFindi
         for captures in RUNS_FILE.captures_iter(&line.text) {
             let ran = captures[captures.len() - 1].trim_matches(|c| c == '"' || c == '\'');
             let ran_base = ran.trim_start_matches("./");
-            let Some((_, file)) = downloaded.iter().find(|(block, file)| {
-                *block == line.block
-                    && !ran_base.is_empty()
-                    && file.trim_start_matches("./").ends_with(ran_base)
+            // Downloaded in one step, run in a later one: the blocks need not be the same.
+            let Some((_, file)) = downloaded.iter().find(|(_, file)| {
+                !ran_base.is_empty() && file.trim_start_matches("./").ends_with(ran_base)
             }) else {
                 continue;
             };
             let verified = document
                 .lines
                 .iter()
-                .any(|l| l.block == line.block && CHECKSUM.is_match(&l.text));
+                .any(|l| l.block.is_some() && CHECKSUM.is_match(&l.text));
             let (risk, message) = if verified {
                 (Risk::Low, format!("runs `{file}`, downloaded above, after checking its checksum: fine if the checksum comes from the publisher"))
             } else {

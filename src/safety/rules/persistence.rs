@@ -82,7 +82,7 @@ const PERSISTENCE_TARGETS: &[PersistenceTarget] = &[
         risk: Risk::High,
         replace_risk: Risk::High,
         with_payload: Risk::Critical,
-        payload_scope: PayloadScope::Line,
+        payload_scope: PayloadScope::Block,
         what: "rewrites an agent's own settings or another skill, so the change outlives this task and reaches other work: delete it; a skill changes only its own folder",
     },
     PersistenceTarget {
@@ -92,7 +92,7 @@ const PERSISTENCE_TARGETS: &[PersistenceTarget] = &[
         risk: Risk::High,
         replace_risk: Risk::Medium,
         with_payload: Risk::Critical,
-        payload_scope: PayloadScope::Line,
+        payload_scope: PayloadScope::Block,
         what: "adds to another agent's instruction file, so its words reach every later session: delete it, unless writing that file is exactly the task the person asked for",
     },
     PersistenceTarget {

@@ -312,6 +312,7 @@ pub(super) const RULES: &[Rule] = &[
             r"(?i)\beval\b[^\n]*\b(base64|b64decode|atob|fromhex|unhexlify|rot13|gunzip|zcat|xxd|openssl\s+enc)\b",
             r"(?i)\bexec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|binascii\.|zlib\.decompress|marshal\.loads|__import__\s*\(\s*['\x22](base64|zlib|codecs))",
             r"(?i)\b(eval|Function)\s*\(\s*(atob|Buffer\.from|unescape)\s*\(",
+            r"(?i)\beval\b[^\n]*\bpack\b\s*\(?\s*['\x22][Hh]\*",
             r"(?i)\bpowershell(\.exe)?\b[^\n]*\s-(e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{16,}",
             r"(?i)\b(echo|printf)\s+(-e\s+)?['\x22]?(\\x[0-9a-f]{2}){4,}[^\n]*\|\s*((ba|z)?sh|python[0-9.]*)\b",
             r"(?i)\bxxd\s+-r\b[^\n]*\|\s*((ba|z)?sh|python[0-9.]*)\b|\|\s*rev\s*\|\s*(ba|z)?sh\b",
@@ -352,7 +353,7 @@ pub(super) const RULES: &[Rule] = &[
         patterns: &[
             r"(>&|<>|0<&|\d>&\d?)\s*/dev/(tcp|udp)/|/dev/(tcp|udp)/\S+\s*(0>&1|0<&\d|<&\d|>&\d)|\bexec\s+\d+<>\s*/dev/(tcp|udp)/",
             r"(?i)\b(nc|ncat|netcat)\b[^\n|]*\s-[a-z]*[ec]\s",
-            r"(?i)\b(nc|ncat|netcat)\b[^\n]*\|\s*(/bin/)?(ba)?sh\b|\b(ba)?sh\s+-i\b[^\n]*\|\s*(nc|ncat|netcat)\b",
+            r"(?i)\b(nc|ncat|netcat)\b[^\n]*\|\s*(/bin/)?(ba)?sh\b|\b(ba|z)?sh\s+-i\b[^\n]*\|\s*(nc|ncat|netcat|openssl\s+s_client|socat|telnet)\b",
             r"(?i)\bmkfifo\b[^\n]*\b(nc|ncat|netcat|openssl\s+s_client)\b",
             r"(?i)\bsocat\b[^\n]*\b(exec|system):",
             r"(?i)\bsocket\.socket\b[^\n]*(\.connect|subprocess|pty\.spawn|dup2)|\bpty\.spawn\s*\(\s*['\x22]/bin/|\bos\.dup2\s*\(",
@@ -392,6 +393,15 @@ pub(super) const RULES: &[Rule] = &[
             r#"(?i)--(NotebookApp|ServerApp)\.token\s*=\s*(''|""|\s)"#,
         ],
         message: "serves the home or root folder (or a notebook without a token) to the network: serve only the project's folder on 127.0.0.1",
+    },
+    Rule {
+        id: "network.ssh-proxy",
+        category: NetworkAbuse,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[r"(?i)\bProxyCommand\s+(socat|nc|ncat|netcat|openssl)\b[^\n]*\b[\w-]+\.[\w.-]+\.[a-z]{2,}\b"],
+        message: "routes SSH connections through another host, which then sees where they go (and, with agent forwarding, can use the keys): delete it, or name the jump host the person runs",
     },
     Rule {
         id: "network.scan",
