@@ -50,7 +50,7 @@ fn corpus(name: &str) -> Vec<Labelled> {
 
 #[test]
 fn every_corpus_file_is_labelled_and_named_after_its_slug() {
-    for name in ["corpus", "holdout"] {
+    for name in ["corpus", "holdout", "adversarial"] {
         labelled_and_named(name);
     }
 }
@@ -81,15 +81,23 @@ fn labelled_and_named(name: &str) {
 
 #[test]
 fn the_tuning_corpus_is_caught_at_high_with_few_false_positives() {
-    measure("corpus", 60);
+    measure("corpus", 60, MIN_DETECTION);
 }
 
 #[test]
 fn the_held_out_corpus_is_caught_at_high_with_few_false_positives() {
-    measure("holdout", 36);
+    measure("holdout", 36, MIN_DETECTION);
 }
 
-fn measure(name: &str, at_least: usize) {
+/// FIXME(issue 12): the adversarial set (written to evade a rule-based check) misses the 95 %
+/// target: 10/30 caught on its first run, 21/30 now. This pins today's floor so a change
+/// that loses ground fails; false positives are held to the same 5 %.
+#[test]
+fn the_adversarial_corpus_keeps_todays_detection_and_few_false_positives() {
+    measure("adversarial", 15, 0.70);
+}
+
+fn measure(name: &str, at_least: usize, min_detection: f64) {
     let corpus = corpus(name);
     let mut per_category: BTreeMap<(bool, String), (usize, usize)> = BTreeMap::new();
     let mut misses = Vec::new();
@@ -147,10 +155,10 @@ fn measure(name: &str, at_least: usize) {
         false_positives * 100.0
     );
     assert!(
-        detection >= MIN_DETECTION,
+        detection >= min_detection,
         "detection {:.1} % < {:.0} %; missed:\n{}",
         detection * 100.0,
-        MIN_DETECTION * 100.0,
+        min_detection * 100.0,
         misses.join("\n")
     );
     assert!(
