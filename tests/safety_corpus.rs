@@ -90,11 +90,11 @@ fn the_held_out_corpus_is_caught_at_high_with_few_false_positives() {
 }
 
 /// FIXME(issue 12): the adversarial set (written to evade a rule-based check) misses the 95 %
-/// target: 10/30 caught on its first run, 21/30 now. This pins today's floor so a change
+/// target: 10/30 caught on its first run, 22/30 now. This pins today's floor so a change
 /// that loses ground fails; false positives are held to the same 5 %.
 #[test]
 fn the_adversarial_corpus_keeps_todays_detection_and_few_false_positives() {
-    measure("adversarial", 15, 0.70);
+    measure("adversarial", 15, 0.73);
 }
 
 fn measure(name: &str, at_least: usize, min_detection: f64) {

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{emit, hit, Context::*};
+use super::{emit, hit, Context::*, Hit};
 use crate::safety::document::{Document, Line};
 use crate::safety::{regex, Category::*, RawFinding, Risk};
 
@@ -186,56 +186,107 @@ static RUNS_FILE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("compiles")
 });
 
-/// A file downloaded and then run (in the same block or a later one), with no checksum check in
-/// the skill.
+/// Text a decoder writes to a file (`base32 --decode > f`, `xxd -r -p > f`, `openssl enc -d -out f`).
+static DECODE_TO_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\b(base64|base32|b64|basenc|xxd\s+-r|openssl\s+(enc|base64)\b[^\n|]*\s-d|gunzip|zcat)\b[^\n|]*?(>\s*|\s-o\s+|\s-out\s+)([^\s;&|)]+)")
+        .expect("compiles")
+});
+
+/// Where a file came from, when the skill fetched or decoded it.
+enum Origin {
+    Downloaded,
+    Decoded,
+}
+
+/// The commands of a line: the whole of a code line, the `code spans` of prose.
+fn command_fragments(line: &Line) -> Vec<&str> {
+    if line.code {
+        return vec![line.text.as_str()];
+    }
+    line.text.split('`').skip(1).step_by(2).collect()
+}
+
+/// A file downloaded (or decoded) and then run, in the same step or a later one, with no
+/// checksum check in the skill for a download.
 pub(super) fn download_then_run(document: &Document, findings: &mut Vec<RawFinding>) {
-    let mut downloaded: Vec<(Option<usize>, String)> = Vec::new();
+    let mut made: Vec<(Origin, String)> = Vec::new();
+    let verified = document
+        .lines
+        .iter()
+        .any(|l| l.block.is_some() && CHECKSUM.is_match(&l.text));
     for line in &document.lines {
-        if line.block.is_none() {
-            continue;
-        }
-        if let Some(captures) = DOWNLOAD_TO_FILE.captures(&line.text) {
-            let named = captures.get(4).map(|m| m.as_str().to_string());
-            let from_url = captures
-                .get(5)
-                .and_then(|m| m.as_str().rsplit('/').next().map(str::to_string));
-            if let Some(file) = named.or(from_url).filter(|f| !f.is_empty() && f != "-") {
-                let file = file.trim_matches(|c| c == '"' || c == '\'').to_string();
-                downloaded.push((line.block, file));
+        for fragment in command_fragments(line) {
+            if let Some(captures) = DOWNLOAD_TO_FILE.captures(fragment) {
+                let named = captures.get(4).map(|m| m.as_str().to_string());
+                let from_url = captures
+                    .get(5)
+                    .and_then(|m| m.as_str().rsplit('/').next().map(str::to_string));
+                if let Some(file) = named.or(from_url).filter(|f| !f.is_empty() && f != "-") {
+                    made.push((Origin::Downloaded, unquoted(&file)));
+                }
+            }
+            if let Some(captures) = DECODE_TO_FILE.captures(fragment) {
+                made.push((Origin::Decoded, unquoted(&captures[4])));
+            }
+            if let Some(hit) = runs_made_file(line, fragment, &made, verified) {
+                emit(findings, line, hit);
+                break;
             }
         }
-        for captures in RUNS_FILE.captures_iter(&line.text) {
-            let ran = captures[captures.len() - 1].trim_matches(|c| c == '"' || c == '\'');
-            let ran_base = ran.trim_start_matches("./");
-            // Downloaded in one step, run in a later one: the blocks need not be the same.
-            let Some((_, file)) = downloaded.iter().find(|(_, file)| {
-                !ran_base.is_empty() && file.trim_start_matches("./").ends_with(ran_base)
-            }) else {
-                continue;
-            };
-            let verified = document
-                .lines
-                .iter()
-                .any(|l| l.block.is_some() && CHECKSUM.is_match(&l.text));
-            let (risk, message) = if verified {
-                (Risk::Low, format!("runs `{file}`, downloaded above, after checking its checksum: fine if the checksum comes from the publisher"))
-            } else {
-                (Risk::High, format!("downloads `{file}` and runs it without checking it: compare its sha256 with the one the publisher gives before running it"))
-            };
-            let span = captures.get(0).expect("match").range();
-            emit(
-                findings,
-                line,
-                hit(
-                    "download-execute.run-downloaded",
-                    DownloadExecute,
-                    risk,
-                    Command,
-                    span,
-                    message,
-                ),
-            );
-            break;
-        }
     }
+}
+
+fn unquoted(file: &str) -> String {
+    file.trim_matches(|c| c == '"' || c == '\'').to_string()
+}
+
+/// The finding for `fragment` running (or making executable) a file the skill made.
+fn runs_made_file(
+    line: &Line,
+    fragment: &str,
+    made: &[(Origin, String)],
+    verified: bool,
+) -> Option<Hit> {
+    for captures in RUNS_FILE.captures_iter(fragment) {
+        let ran = unquoted(&captures[captures.len() - 1]);
+        let ran_base = ran.trim_start_matches("./");
+        let Some((origin, file)) = made.iter().find(|(_, file)| {
+            !ran_base.is_empty() && file.trim_start_matches("./").ends_with(ran_base)
+        }) else {
+            continue;
+        };
+        // Positions are the fragment's; for prose the excerpt is the whole line anyway.
+        let span = if line.code {
+            captures.get(0).expect("match").range()
+        } else {
+            0..0
+        };
+        return Some(match origin {
+            Origin::Decoded => hit(
+                "obfuscation.decode-and-run",
+                Obfuscation,
+                Risk::Critical,
+                Command,
+                span,
+                format!("runs `{file}`, which an earlier step decoded from hidden text, so no reader sees what runs: delete both steps; a skill writes its commands in plain text"),
+            ),
+            Origin::Downloaded if verified => hit(
+                "download-execute.run-downloaded",
+                DownloadExecute,
+                Risk::Low,
+                Command,
+                span,
+                format!("runs `{file}`, downloaded above, after checking its checksum: fine if the checksum comes from the publisher"),
+            ),
+            Origin::Downloaded => hit(
+                "download-execute.run-downloaded",
+                DownloadExecute,
+                Risk::High,
+                Command,
+                span,
+                format!("downloads `{file}` and runs it without checking it: compare its sha256 with the one the publisher gives before running it"),
+            ),
+        });
+    }
+    None
 }
