@@ -130,7 +130,7 @@ impl Document {
     pub(super) fn parse(text: &str, kind: Kind) -> Document {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut builder = Builder::default();
-        let mut physical = text.lines().enumerate().peekable();
+        let mut physical = text.lines().enumerate();
         while let Some((index, raw)) = physical.next() {
             let number = index + 1;
             if kind == Kind::Script {

@@ -35,13 +35,12 @@ pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<(Vec<Findin
         ));
     }
     let bytes = std::fs::read(path)?;
-    let digest = sha256_hex(&bytes);
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return Ok((vec![binary_finding(name, &bytes)], digest));
+    let Some(text) = std::str::from_utf8(&bytes)
+        .ok()
+        .filter(|t| !t.contains('\0'))
+    else {
+        return Ok((vec![binary_finding(name, &bytes)], sha256_hex(&bytes)));
     };
-    if text.contains('\0') {
-        return Ok((vec![binary_finding(name, &bytes)], digest));
-    }
     let is_script = Path::new(name)
         .extension()
         .and_then(|e| e.to_str())
@@ -52,7 +51,7 @@ pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<(Vec<Findin
     } else {
         check_text(name, text)
     };
-    Ok((report.findings, digest))
+    Ok((report.findings, report.sha256))
 }
 
 /// Checks every file under `root`, in path order; the digest covers each file's path and sha256.

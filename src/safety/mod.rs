@@ -186,18 +186,12 @@ pub enum SafetyError {
 /// Vets one text. `file` names it in the findings. Markdown context (fenced code, headings,
 /// HTML comments) is read as Markdown; use [`check_script`] for a file that is all code.
 pub fn check_text(file: &str, text: &str) -> SafetyReport {
-    SafetyReport::new(
-        findings_in(file, text, document::Kind::Markdown),
-        sha256_hex(text.as_bytes()),
-    )
+    check(file, text, document::Kind::Markdown)
 }
 
 /// Vets a script (a `.sh`, `.py`, … beside a SKILL.md): every line is code.
 pub fn check_script(file: &str, text: &str) -> SafetyReport {
-    SafetyReport::new(
-        findings_in(file, text, document::Kind::Script),
-        sha256_hex(text.as_bytes()),
-    )
+    check(file, text, document::Kind::Script)
 }
 
 /// Vets a SKILL.md (or any single file) or a whole skill folder.
@@ -216,6 +210,10 @@ pub fn check_path(path: &Path) -> Result<SafetyReport, SafetyError> {
         .unwrap_or_else(|| path.display().to_string());
     let (findings, digest) = folder::check_file(path, &name).map_err(read_error)?;
     Ok(SafetyReport::new(findings, digest))
+}
+
+fn check(file: &str, text: &str, kind: document::Kind) -> SafetyReport {
+    SafetyReport::new(findings_in(file, text, kind), sha256_hex(text.as_bytes()))
 }
 
 fn findings_in(file: &str, text: &str, kind: document::Kind) -> Vec<Finding> {

@@ -121,19 +121,35 @@ pub(super) fn force_push(line: &Line, findings: &mut Vec<RawFinding>) {
     }
 }
 
-static UNPINNED: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+/// What pins an install to one version.
+enum Pin {
+    /// `@ref` in the last path segment (`git+https://…/repo@v1.2`).
+    RefInLastSegment,
+    /// Any of these in the command (`#sha256=`, `--rev`).
+    Marker(&'static [&'static str]),
+    /// Nothing can: the command asks for the latest.
+    Never,
+}
+
+static UNPINNED: LazyLock<Vec<(Regex, Pin)>> = LazyLock::new(|| {
     [
-        (r"(?i)\bpip[0-9.]*\s+install\b[^\n]*\bgit\+\S+", "@"),
+        (
+            r"(?i)\bpip[0-9.]*\s+install\b[^\n]*\bgit\+\S+",
+            Pin::RefInLastSegment,
+        ),
         (
             r"(?i)\bpip[0-9.]*\s+install\b[^\n]*\shttps?://\S+",
-            "#sha256=",
+            Pin::Marker(&["#sha256="]),
         ),
         (
             r"(?i)\bnpm\s+(i|install|add)\b[^\n]*\s(github:|git\+|https?://)\S+",
-            "#",
+            Pin::Marker(&["#"]),
         ),
-        (r"(?i)\bcargo\s+install\b[^\n]*--git\s+\S+[^\n]*", "--rev"),
-        (r"(?i)\bgo\s+install\s+\S+@latest\b", "never pinned"),
+        (
+            r"(?i)\bcargo\s+install\b[^\n]*--git\s+\S+[^\n]*",
+            Pin::Marker(&["--rev", "--tag"]),
+        ),
+        (r"(?i)\bgo\s+install\s+\S+@latest\b", Pin::Never),
     ]
     .into_iter()
     .map(|(p, pin)| (regex(p).expect("compiles"), pin))
@@ -146,14 +162,15 @@ pub(super) fn unpinned_install(line: &Line, findings: &mut Vec<RawFinding>) {
         let Some(found) = regex.find(&line.text) else {
             continue;
         };
-        let tail = found.as_str().rsplit('/').next().unwrap_or("");
-        let pinned = match *pin {
-            "@" => tail.contains('@'),
-            "--rev" => ["--rev", "--tag", "--locked --tag"]
-                .iter()
-                .any(|p| found.as_str().contains(p)),
-            "never pinned" => false,
-            marker => found.as_str().contains(marker),
+        let pinned = match pin {
+            Pin::RefInLastSegment => found
+                .as_str()
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .contains('@'),
+            Pin::Marker(markers) => markers.iter().any(|m| found.as_str().contains(m)),
+            Pin::Never => false,
         };
         if pinned {
             continue;

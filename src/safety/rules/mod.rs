@@ -197,14 +197,7 @@ fn pattern_rules(
         emit(
             findings,
             line,
-            Hit {
-                rule: rule.id,
-                category: rule.category,
-                risk,
-                context: rule.context,
-                span,
-                message,
-            },
+            hit(rule.id, rule.category, risk, rule.context, span, message),
         );
     }
 }

@@ -163,21 +163,31 @@ static OUTPUT_FILE: LazyLock<Regex> = LazyLock::new(|| {
 /// folder) and sent later — from a line that names it, or a code block that does.
 pub(super) fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) {
     const MESSAGE: &str = "reads secrets (keys, credentials, the environment) and sends them to another machine: delete the upload; nothing in a skill should send keys anywhere";
+    // Each line with its auth headers blanked out, and whether it reads a secret: once, as the
+    // block scans below look at every line again.
+    let cleaned: Vec<String> = document
+        .lines
+        .iter()
+        .map(|line| AUTH_HEADER.replace_all(&line.text, " ").into_owned())
+        .collect();
+    let reads_secret: Vec<bool> = cleaned
+        .iter()
+        .map(|text| SECRET_SOURCE.is_match(text))
+        .collect();
     let mut read_into: Vec<String> = Vec::new();
     let mut blocks_reading_secrets: Vec<usize> = Vec::new();
-    for line in &document.lines {
-        let cleaned = AUTH_HEADER.replace_all(&line.text, " ");
-        let source = SECRET_SOURCE.find(&cleaned);
-        let sink = DATA_SINK.find(&cleaned);
-        if source.is_some() && sink.is_some() {
+    for (index, line) in document.lines.iter().enumerate() {
+        let text = &cleaned[index];
+        let sends = DATA_SINK.is_match(text);
+        if reads_secret[index] && sends {
             secret_upload(findings, line, Risk::Critical, MESSAGE.into());
             continue;
         }
-        if source.is_some() {
+        if reads_secret[index] {
             let named_before = read_into.len();
-            read_into.extend(ASSIGNED.captures(&cleaned).map(|c| c[2].to_string()));
-            read_into.extend(OUTPUT_FILE.captures(&cleaned).map(|c| c[1].to_string()));
-            read_into.extend(copy_destination(&cleaned));
+            read_into.extend(ASSIGNED.captures(text).map(|c| c[2].to_string()));
+            read_into.extend(OUTPUT_FILE.captures(text).map(|c| c[1].to_string()));
+            read_into.extend(copy_destination(text));
             // A secret kept in a name is followed by that name; one that is not (a grouped
             // `{ env; cat ~/.aws/credentials; } | gzip > f`) may leave with any later upload.
             if read_into.len() == named_before {
@@ -185,17 +195,16 @@ pub(super) fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) 
             }
             continue;
         }
-        if sink.is_none() {
+        if !sends {
             continue;
         }
         let carries = read_into.iter().find(|name| {
-            carries_name(&cleaned, name)
+            carries_name(text, name)
                 || (line.block.is_some()
-                    && document.lines.iter().any(|l| {
-                        let text = AUTH_HEADER.replace_all(&l.text, " ");
+                    && document.lines.iter().enumerate().any(|(other, l)| {
                         l.block == line.block
-                            && !SECRET_SOURCE.is_match(&text)
-                            && carries_name(&text, name)
+                            && !reads_secret[other]
+                            && carries_name(&cleaned[other], name)
                     }))
         });
         let same_block = line
