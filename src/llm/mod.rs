@@ -256,6 +256,24 @@ impl HttpLlmClient {
     }
 }
 
+/// `work` within `limit`: past it the server is stalled, a transport error is unreachable.
+async fn within<T>(
+    url: &str,
+    limit: Duration,
+    work: impl std::future::Future<Output = Result<T, reqwest::Error>>,
+) -> Result<T, LlmError> {
+    tokio::time::timeout(limit, work)
+        .await
+        .map_err(|_| LlmError::Stalled {
+            url: url.to_string(),
+            seconds: limit.as_secs(),
+        })?
+        .map_err(|err| LlmError::Unreachable {
+            url: url.to_string(),
+            message: err.to_string(),
+        })
+}
+
 impl HttpLlmClient {
     /// Posts `body` and returns the whole JSON answer (a short, unstreamed request).
     async fn post_json(
@@ -265,16 +283,7 @@ impl HttpLlmClient {
         body: &Value,
     ) -> Result<Value, LlmError> {
         let response = self.send(url, endpoint, body).await?;
-        let bytes = tokio::time::timeout(CHUNK_TIMEOUT, response.bytes())
-            .await
-            .map_err(|_| LlmError::Stalled {
-                url: url.to_string(),
-                seconds: CHUNK_TIMEOUT.as_secs(),
-            })?
-            .map_err(|err| LlmError::Unreachable {
-                url: url.to_string(),
-                message: err.to_string(),
-            })?;
+        let bytes = within(url, CHUNK_TIMEOUT, response.bytes()).await?;
         serde_json::from_slice(&bytes).map_err(|err| LlmError::Protocol {
             url: url.to_string(),
             message: format!("the answer is not JSON: {err}"),
@@ -292,16 +301,7 @@ impl HttpLlmClient {
         if let Some(key) = &endpoint.api_key {
             builder = builder.bearer_auth(key);
         }
-        let response = tokio::time::timeout(CONNECT_TIMEOUT, builder.send())
-            .await
-            .map_err(|_| LlmError::Stalled {
-                url: url.to_string(),
-                seconds: CONNECT_TIMEOUT.as_secs(),
-            })?
-            .map_err(|err| LlmError::Unreachable {
-                url: url.to_string(),
-                message: err.to_string(),
-            })?;
+        let response = within(url, CONNECT_TIMEOUT, builder.send()).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
