@@ -18,7 +18,7 @@ use lull::events::EngineEvent;
 use lull::llm::{ChatMessage, PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
 use lull::reviews::ReviewStatus;
 use lull::{Engine, Paths};
-use lull_stand_in::{Endpoint, PromptRead, StandIn, StandInConfig};
+use lull_stand_in::{wait_until, Endpoint, PromptRead, StandIn, StandInConfig};
 
 use daemon::Daemon;
 
@@ -66,18 +66,6 @@ fn long_submission(session: &str, words: usize) -> ReviewSubmission {
     long
 }
 
-async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while !condition() {
-        assert!(
-            started.elapsed() < limit,
-            "condition not met within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    started.elapsed()
-}
-
 /// Waits until the stand-in's streams on `model` have sent `tokens` more content tokens than
 /// when called: the stream went on for that many steps of its pace, however busy the machine.
 async fn wait_for_tokens(server: &StandIn, model: &str, tokens: u64, limit: Duration) {
@@ -121,19 +109,33 @@ fn paths_in(dir: &Path) -> Paths {
     }
 }
 
+/// The stand-in as the managed server and an engine on `dir` beside it (`config_for`), with a
+/// subscription to the engine's events.
+async fn engine_beside(
+    dir: &Path,
+    config: StandInConfig,
+) -> (
+    StandIn,
+    Engine,
+    tokio::sync::broadcast::Receiver<EngineEvent>,
+) {
+    let (server, state_file) = managed_stand_in(dir, config).await;
+    let engine = Engine::open(config_for(&state_file), paths_in(dir))
+        .await
+        .unwrap();
+    let events = engine.events().subscribe();
+    (server, engine, events)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_later() {
     let dir = tempfile::tempdir().unwrap();
     let config = StandInConfig::single("tiny")
         .with_api_key("k")
         .with_pace(Duration::from_millis(40));
-    let (server, state_file) = managed_stand_in(dir.path(), config).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config).await;
     server.push_reply("tiny", slow_valid_answer());
     server.push_reply("tiny", slow_valid_answer());
-
-    let paths = paths_in(dir.path());
-    let engine = Engine::open(config_for(&state_file), paths).await.unwrap();
-    let mut events = engine.events().subscribe();
     let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
 
     wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 1).await;
@@ -188,13 +190,8 @@ async fn another_client_slows_our_stream_and_one_slots_read_confirms_the_preempt
     let config = StandInConfig::single("tiny")
         .with_pace(Duration::from_millis(20))
         .with_contention_factor(100.0);
-    let (server, state_file) = managed_stand_in(dir.path(), config).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config).await;
     server.push_reply("tiny", slow_valid_answer());
-
-    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
-        .await
-        .unwrap();
-    let mut events = engine.events().subscribe();
     engine.submit_review(submission("s1")).await.unwrap();
     wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 1).await;
     assert_eq!(server.chat_requests()[0]["return_progress"], true);
@@ -284,12 +281,8 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
         .with_pace(Duration::from_millis(1))
         .with_prompt_pace(Duration::from_millis(20))
         .with_batch_tokens(32);
-    let (server, state_file) = managed_stand_in(dir.path(), config).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config).await;
     server.push_reply("tiny", slow_valid_answer());
-    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
-        .await
-        .unwrap();
-    let mut events = engine.events().subscribe();
     let (id, _) = engine
         .submit_review(long_submission("s1", 2500))
         .await
@@ -370,12 +363,8 @@ async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_who
             .with_prompt_pace(Duration::from_millis(40))
             .with_batch_tokens(32)
     };
-    let (server, state_file) = managed_stand_in(dir.path(), config()).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config()).await;
     server.push_reply("tiny", slow_valid_answer());
-    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
-        .await
-        .unwrap();
-    let mut events = engine.events().subscribe();
     let (id, _) = engine
         .submit_review(long_submission("s1", 3000))
         .await
@@ -538,17 +527,13 @@ async fn a_kill_9_mid_review_loses_nothing_and_creates_no_twins() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_from_a_prompt_step_route_fails_the_run_clearly_and_the_review_is_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, state_file) = managed_stand_in(
+    let (server, engine, mut events) = engine_beside(
         dir.path(),
         StandInConfig::single("tiny").with_pace(Duration::from_millis(1)),
     )
     .await;
     server.inject_fault(Endpoint::Tokenize, lull_stand_in::Fault::Garbage);
     server.push_reply("tiny", slow_valid_answer());
-    let engine = Engine::open(config_for(&state_file), paths_in(dir.path()))
-        .await
-        .unwrap();
-    let mut events = engine.events().subscribe();
     let (id, _) = engine
         .submit_review(long_submission("s1", 600))
         .await

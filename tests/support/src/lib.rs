@@ -14,7 +14,8 @@
 //!   [`Mode::Router`] (many models with a [`ModelStatus`] each, `GET /models`), the API key, the
 //!   token pace, the prompt pace and batch size, the contention factor, the slot count, the
 //!   embedding size.
-//! - [`Endpoint`] and [`Fault`] name the endpoints and the faults a test can inject on them.
+//! - [`Endpoint`] and [`Fault`] name the endpoints and the faults a test can inject on them;
+//!   [`wait_until`] waits for one of its counters.
 //!
 //! What it mirrors from the real server (llama.cpp `tools/server`):
 //!
@@ -544,6 +545,21 @@ impl fmt::Debug for StandIn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StandIn").field("addr", &self.addr).finish()
     }
+}
+
+/// Waits until `condition` holds (a counter of the stand-in reaching a value, usually),
+/// looking every 5 ms on tokio's clock, so it works on a paused clock too; panics past `limit`.
+/// Returns how long it took.
+pub async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> Duration {
+    let started = tokio::time::Instant::now();
+    while !condition() {
+        assert!(
+            started.elapsed() < limit,
+            "condition not met within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    started.elapsed()
 }
 
 impl StandIn {

@@ -7,7 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use lull_stand_in::{Endpoint, Fault, ModelStatus, StandIn, StandInConfig, StreamDrop, BOS_TOKEN};
+use lull_stand_in::{
+    wait_until, Endpoint, Fault, ModelStatus, StandIn, StandInConfig, StreamDrop, BOS_TOKEN,
+};
 use serde_json::{json, Value};
 
 fn client() -> reqwest::Client {
@@ -454,19 +456,6 @@ async fn prompt_progress_is_sent_only_when_asked_for_on_a_stream() {
     let answer = complete(&server, &body).await;
     assert_eq!(answer["object"], "chat.completion");
     assert!(answer.get("prompt_progress").is_none(), "{answer}");
-}
-
-/// Waits (on tokio's clock) until `condition` holds, for at most `limit`; returns how long it took.
-async fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> Duration {
-    let started = tokio::time::Instant::now();
-    while !condition() {
-        assert!(
-            started.elapsed() < limit,
-            "condition not met within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    started.elapsed()
 }
 
 // The stand-in used to free the slot the moment a client dropped during the prompt phase. The
