@@ -13,10 +13,10 @@ use crate::config::{Config, DeferMode, Paths};
 use crate::data_dir::{create_private_dir, DataDirLock};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
+use crate::learning::{Activity, Dispatcher, Targets};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
 use crate::reviews::{
-    queue, Activity, Candidate, CandidateStatus, Decision, NewReview, Review, ReviewStatus,
-    ReviewWorker,
+    queue, Candidate, CandidateStatus, Decision, NewReview, Review, ReviewQueue, ReviewStatus,
 };
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
@@ -118,7 +118,8 @@ struct EngineInner {
     generation: i64,
     server: Arc<dyn ServerProbe>,
     gate: Arc<IdleGate>,
-    reviews: Arc<ReviewWorker>,
+    reviews: Arc<ReviewQueue>,
+    dispatcher: Arc<Dispatcher>,
     routing: RoutingService,
     shutdown: watch::Sender<bool>,
     /// This engine's hold on the data folder (`None` with a store of the caller's own), let go
@@ -217,16 +218,27 @@ impl Engine {
             seams.clock.unwrap_or_else(EngineClock::start),
             seams.server.clone(),
         ));
-        let reviews = Arc::new(ReviewWorker::new(
+        let targets = Targets::new(gate.clone(), &config.reviews);
+        let reviews = Arc::new(ReviewQueue::new(
             store.clone(),
             gate.clone(),
             seams.llm,
+            targets.clone(),
             settings.subscribe(),
             events.clone(),
-            &config.reviews,
             &config.learning,
         ));
         reviews.recover().await?;
+        let dispatcher = Arc::new(
+            Dispatcher::new(
+                store.clone(),
+                gate.clone(),
+                targets,
+                settings.subscribe(),
+                events.clone(),
+            )
+            .with_kind(reviews.clone()),
+        );
         let routing = RoutingService::start(
             store.clone(),
             &config,
@@ -236,7 +248,7 @@ impl Engine {
         )
         .await?;
         let shutdown = watch::channel(false).0;
-        tokio::spawn(reviews.clone().run(shutdown.subscribe()));
+        tokio::spawn(dispatcher.clone().run(shutdown.subscribe()));
         if let Some(changes) = seams.server_changes {
             tokio::spawn(forward_server_changes(
                 changes,
@@ -257,6 +269,7 @@ impl Engine {
                 server: seams.server,
                 gate,
                 reviews,
+                dispatcher,
                 routing,
                 shutdown,
                 data_dir_lock: std::sync::Mutex::new(data_dir_lock),
@@ -326,7 +339,7 @@ impl Engine {
             paused: settings.paused,
             reviews_enabled: settings.reviews_enabled,
             server: self.inner.server.read().await,
-            learning: self.inner.reviews.activity(),
+            learning: self.inner.dispatcher.activity(),
             live_turns: self.inner.gate.live_turns(),
             routing: self.inner.routing.status().await?,
             queue: QueueCounts { queued, running },

@@ -8,7 +8,8 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::reviews::{Activity, Decision};
+use crate::learning::Activity;
+use crate::reviews::Decision;
 use crate::server::ServerReading;
 use crate::settings::Settings;
 

@@ -20,6 +20,7 @@ pub mod engine;
 pub mod events;
 pub mod fswatch;
 pub mod gate;
+pub mod learning;
 pub mod llm;
 pub mod logging;
 pub mod reviews;

@@ -17,10 +17,11 @@ use lull::config::Config;
 use lull::engine::{ReviewSubmission, Seams};
 use lull::events::EngineEvent;
 use lull::gate;
+use lull::learning::ActivityState;
 use lull::llm::{
     ChatEndpoint, ChatMessage, ChatReply, ChatRequest, LlmClient, LlmError, Phase, StreamPace,
 };
-use lull::reviews::{queue, ActivityState, Decision, ReviewStatus};
+use lull::reviews::{queue, Decision, ReviewStatus};
 use lull::server::{
     ManualProbe, ModelReading, ModelStatus, ServerMode, ServerReading, ServerState,
 };

@@ -1,45 +1,34 @@
 //! Idle-deferred conversation reviews (DESIGN §2.1).
 //!
-//! An agent submits a finished conversation; [`ReviewWorker::submit`] stores it in the durable
-//! queue ([`queue`]). [`ReviewWorker::run`] is the dispatcher, the only place reviews start:
-//! it takes the queued reviews whose back-off is over (those asked to run now first, then the
-//! longest waiting), starts those bound for another endpoint at once, and asks the
-//! [`IdleGate`] to admit the first one bound for the managed server: a deferred review waits
-//! for a lull, one asked to run now (a `focus`, *run now*, defer mode `never`) only for a
-//! ready server with a loaded model, and both hold the gate's one permit while they run.
+//! An agent submits a finished conversation; [`ReviewQueue::submit`] stores it in the durable
+//! queue ([`queue`]: one slot per session, the newest snapshot wins). A review is one
+//! [`WorkKind`] of learning work: the [`crate::learning::Dispatcher`] decides when and where it
+//! runs (at once for another endpoint, a `focus` or *run now*; in a lull on the managed server),
+//! and this module builds its request, reads the answer into candidates and records the outcome.
 //! Preempted work is requeued, never dropped; an endpoint's error is retried after a growing
-//! back-off, a bounded number of times; a missing server is a wait, never a failure. The
-//! dispatcher survives any single failure and sleeps, with no timer, while nothing is due.
+//! back-off, a bounded number of times; a missing server is a wait, never a failure.
 
 pub mod prompt;
 pub mod queue;
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
+use rusqlite::Connection;
 use serde::Serialize;
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::config::{DeferMode, LearningConfig, ReviewsConfig};
+use crate::config::{DeferMode, LearningConfig};
 use crate::events::{EngineEvent, EventBus};
-use crate::gate::{earliest, Admission, IdleGate, Permit, Urgency};
+use crate::gate::IdleGate;
+use crate::learning::{Due, RetryPolicy, Target, Targets, WorkKind};
 use crate::llm::{ChatEndpoint, LlmClient, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 use prompt::Window;
 pub use queue::{
-    Candidate, CandidateProposal, CandidateStatus, NewReview, RetryPolicy, Review, ReviewStatus,
-    RunUsage,
+    Candidate, CandidateProposal, CandidateStatus, NewReview, Review, ReviewStatus, RunUsage,
 };
-
-/// The wait before retrying a review after its endpoint's first error; it doubles each time.
-pub const RETRY_FIRST_BACKOFF: Duration = Duration::from_secs(5);
-/// The longest wait between two retries of a review.
-pub const RETRY_MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
-/// Pause before the dispatcher retries after its own database error.
-const DISPATCH_ERROR_BACKOFF: Duration = Duration::from_secs(5);
 
 /// What `POST /v1/reviews` did with a submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,92 +42,37 @@ pub enum Decision {
     Coalesced,
 }
 
-/// What the dispatcher is doing, for the Overview.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Activity {
-    /// Its state.
-    pub state: ActivityState,
-    /// Why it waits, or what it runs.
-    pub reason: Option<String>,
-}
-
-/// The dispatcher's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActivityState {
-    /// Nothing to do.
-    Idle,
-    /// Learning is paused.
-    Paused,
-    /// Work is due but waits (for a lull, the server, a model or a back-off).
-    Waiting,
-    /// Work runs on the managed server.
-    Running,
-}
-
-/// Where a review will run.
-enum Target {
-    /// Not the managed server: run at once, ungated.
-    Elsewhere(ChatEndpoint),
-    /// The managed server, on the named model or its first loaded one.
-    Managed { model: Option<String> },
-}
-
-/// Runs reviews; share it as `Arc<ReviewWorker>`.
-pub struct ReviewWorker {
+/// The review queue and the review kind of learning work; share it as `Arc<ReviewQueue>`.
+pub struct ReviewQueue {
     store: Store,
     gate: Arc<IdleGate>,
     llm: Arc<dyn LlmClient>,
+    targets: Targets,
     settings: watch::Receiver<Settings>,
     events: EventBus,
-    fallback: Option<ChatEndpoint>,
     retry: RetryPolicy,
-    activity: watch::Sender<Activity>,
-    /// Reviews running on other endpoints, beside the dispatcher.
-    elsewhere: Mutex<JoinSet<()>>,
 }
 
-impl ReviewWorker {
-    /// A worker over the engine's parts; `reviews` gives the configured fallback endpoint,
-    /// `learning` how often a failed run is retried.
+impl ReviewQueue {
+    /// The queue over the engine's parts; `learning` gives how often a failed run is retried.
     pub fn new(
         store: Store,
         gate: Arc<IdleGate>,
         llm: Arc<dyn LlmClient>,
+        targets: Targets,
         settings: watch::Receiver<Settings>,
         events: EventBus,
-        reviews: &ReviewsConfig,
         learning: &LearningConfig,
-    ) -> ReviewWorker {
-        let fallback = reviews.base_url.as_ref().map(|base_url| ChatEndpoint {
-            base_url: base_url.clone(),
-            api_key: reviews.api_key.clone(),
-            model: reviews.model.clone().unwrap_or_default(),
-        });
-        ReviewWorker {
+    ) -> ReviewQueue {
+        ReviewQueue {
             store,
             gate,
             llm,
+            targets,
             settings,
             events,
-            fallback,
-            retry: RetryPolicy {
-                max_failures: learning.max_retries.max(1),
-                first_backoff: RETRY_FIRST_BACKOFF,
-                max_backoff: RETRY_MAX_BACKOFF,
-            },
-            activity: watch::channel(Activity {
-                state: ActivityState::Idle,
-                reason: None,
-            })
-            .0,
-            elsewhere: Mutex::default(),
+            retry: RetryPolicy::with_max_failures(learning.max_retries),
         }
-    }
-
-    /// What the dispatcher is doing now.
-    pub fn activity(&self) -> Activity {
-        self.activity.borrow().clone()
     }
 
     /// Requeues reviews a crash left `running`; call once at start, before [`ReviewWorker::run`].
@@ -164,7 +98,7 @@ impl ReviewWorker {
         let session_key = review.session_key.clone();
         let focused = review.focus.is_some();
         let managed = matches!(
-            self.target(review.runtime.as_ref()).await,
+            self.targets.resolve(review.runtime.as_ref()).await,
             Target::Managed { .. }
         );
         let run_at_once =
@@ -207,208 +141,85 @@ impl ReviewWorker {
         Ok(marked)
     }
 
-    /// The dispatcher loop; returns when `shutdown` becomes true, stopping the reviews that run
-    /// on other endpoints (the next start requeues them).
-    pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>) {
-        let mut changes = self.gate.changed();
-        let mut settings = self.settings.clone();
-        while !*shutdown.borrow() {
-            let recheck_at = match self.dispatch_once().await {
-                Ok(Step::Again) => continue,
-                Ok(Step::Wait(recheck_at)) => recheck_at,
-                Err(err) => {
-                    tracing::error!(error = %err, "review dispatcher failed; retrying");
-                    Some(Instant::now() + DISPATCH_ERROR_BACKOFF)
-                }
-            };
-            changes.mark_unchanged();
-            settings.mark_unchanged();
-            let sleep = async {
-                match recheck_at {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            // A closed settings or shutdown channel means the engine is gone: stop, rather than
-            // wake on the closed channel again and again.
-            let engine_gone = tokio::select! {
-                _ = changes.changed() => false,
-                changed = settings.changed() => changed.is_err(),
-                changed = shutdown.changed() => changed.is_err(),
-                _ = sleep => false,
-            };
-            if engine_gone {
-                break;
-            }
+    /// What `review` must read: all of it when focused (an explicit request) or new to Lull,
+    /// else what the session's last finished review did not read.
+    async fn window(&self, review: &Review) -> Window {
+        if review.focus.is_some() {
+            return Window::whole();
         }
-        self.elsewhere_tasks().abort_all();
-    }
-
-    async fn dispatch_once(self: &Arc<Self>) -> Result<Step, StoreError> {
-        self.reap_elsewhere();
-        let settings = self.settings.borrow().clone();
-        if settings.paused {
-            self.set_activity(ActivityState::Paused, Some("learning is paused".into()));
-            return Ok(Step::Wait(None));
-        }
-        let now = self.gate.clock().now_ms();
-        let (due, retry_at_ms) = self
-            .store
-            .call(move |c| Ok((queue::dispatchable(c, now)?, queue::next_retry_at(c, now)?)))
-            .await?;
-        let retry_at = retry_at_ms.map(|at| Instant::now() + ms_until(now, at));
-        if let (Some(review), false) = (due.first(), settings.reviews_enabled) {
-            self.drop_review(
-                &review.id,
-                "dropped at dispatch: reviews are disabled in settings",
-            )
-            .await?;
-            return Ok(Step::Again);
-        }
-        let mut managed = None;
-        for review in due {
-            match self.target(review.runtime.as_ref()).await {
-                Target::Elsewhere(endpoint) => self.start_elsewhere(&review.id, endpoint).await,
-                Target::Managed { model } => {
-                    managed.get_or_insert((review, model));
-                }
-            }
-        }
-        let Some((review, model)) = managed else {
-            match retry_at_ms {
-                Some(at) => self.set_activity(
-                    ActivityState::Waiting,
-                    Some(format!(
-                        "waiting: retrying after an error in {} s",
-                        ms_until(now, at).as_secs().max(1)
-                    )),
-                ),
-                None => self.set_activity(ActivityState::Idle, None),
-            }
-            return Ok(Step::Wait(retry_at));
-        };
-        let urgency = if review.urgent || settings.defer_mode == DeferMode::Never {
-            Urgency::Now
-        } else {
-            Urgency::Deferred
-        };
-        match self
-            .gate
-            .admit(review.enqueued_at, model.as_deref(), urgency)
-            .await
-        {
-            Admission::Wait(wait) => {
-                self.set_activity(ActivityState::Waiting, Some(wait.reason));
-                Ok(Step::Wait(earliest(&[wait.recheck_at, retry_at])))
-            }
-            Admission::Go(permit, go) => {
-                let endpoint = ChatEndpoint {
-                    base_url: go.reading.base_url.clone().unwrap_or_default(),
-                    api_key: go
-                        .reading
-                        .api_key
-                        .as_ref()
-                        .map(|key| key.expose().to_string()),
-                    model: go.model,
-                };
-                let yields = !go.aged && urgency == Urgency::Deferred;
-                self.run_managed(&review.id, endpoint, permit, yields).await;
-                Ok(Step::Again)
-            }
-        }
-    }
-
-    /// Runs on the managed server under the gate's permit; deferred work (`yields`) gives way
-    /// to live turns, other clients and run-now requests, and is requeued.
-    async fn run_managed(
-        &self,
-        id: &str,
-        endpoint: ChatEndpoint,
-        mut permit: Permit,
-        yields: bool,
-    ) {
-        let Some(review) = self.claim(id).await else {
-            return;
-        };
-        let doing = format!("reviewing session {}", review.session_key);
-        self.set_activity(ActivityState::Running, Some(doing.clone()));
-        let started = Instant::now();
-        let pace = StreamPace::new();
-        let work = self.execute(&review, &endpoint, Some(&pace));
-        tokio::pin!(work);
-        let result = if yields {
-            tokio::select! {
-                result = &mut work => result,
-                preemption = permit.preempted(&pace) => {
-                    // `work` is dropped here, which closes the stream and frees the server's slot.
-                    self.requeue_preempted(&review, preemption.to_string()).await;
-                    return;
-                }
-            }
-        } else {
-            // Runs to the end; a run-now request meanwhile waits for it, and the Overview says so.
-            let mut run_now_requests = self.gate.run_now_requests();
-            loop {
-                tokio::select! {
-                    result = &mut work => break result,
-                    Ok(()) = run_now_requests.changed() => self.set_activity(
-                        ActivityState::Running,
-                        Some(format!("{doing}; the review asked to run now starts when it ends")),
-                    ),
-                }
-            }
-        };
-        if result.is_ok() {
-            self.gate.work_completed();
-        }
-        self.record_outcome(&review, result, started).await;
-    }
-
-    async fn requeue_preempted(&self, review: &Review, reason: String) {
-        let now = self.gate.clock().now_ms();
-        let (id, requeue_reason) = (review.id.clone(), reason.clone());
+        let (session, messages) = (review.session_key.clone(), review.messages.clone());
         match self
             .store
-            .call(move |c| queue::requeue(c, &id, &requeue_reason, now))
+            .call(move |c| queue::reviewed_prefix(c, &session, &messages))
             .await
         {
-            Ok(_) => self.events.emit(EngineEvent::ReviewPreempted {
-                review_id: review.id.clone(),
-                reason,
-            }),
+            Ok(reviewed) => Window::after(reviewed),
             Err(err) => {
-                tracing::error!(review = %review.id, error = %err, "cannot requeue a preempted review")
+                tracing::warn!(review = %review.id, error = %err, "cannot read the session's review progress; reviewing all of it");
+                Window::whole()
             }
         }
     }
 
-    /// Claims a review bound for another endpoint and runs it beside the dispatcher.
-    async fn start_elsewhere(self: &Arc<Self>, id: &str, endpoint: ChatEndpoint) {
-        let Some(review) = self.claim(id).await else {
-            return;
-        };
-        let worker = self.clone();
-        self.elsewhere_tasks().spawn(async move {
-            let started = Instant::now();
-            let result = worker.execute(&review, &endpoint, None).await;
-            worker.record_outcome(&review, result, started).await;
-        });
+    /// Drops a queued review; false if it was not queued.
+    pub async fn drop_review(&self, id: &str, reason: &str) -> Result<bool, StoreError> {
+        let now = self.gate.clock().now_ms();
+        let (id_owned, reason_owned) = (id.to_string(), reason.to_string());
+        let dropped = self
+            .store
+            .call(move |c| queue::drop_queued(c, &id_owned, &reason_owned, now))
+            .await?;
+        if dropped {
+            self.events.emit(EngineEvent::ReviewDropped {
+                review_id: id.to_string(),
+                reason: reason.to_string(),
+            });
+        }
+        Ok(dropped)
+    }
+}
+
+impl WorkKind for ReviewQueue {
+    type Item = Review;
+    type Answer = (Vec<CandidateProposal>, RunUsage);
+
+    fn due(&self, connection: &Connection, now_ms: i64) -> Result<Vec<Due>, StoreError> {
+        Ok(queue::dispatchable(connection, now_ms)?
+            .into_iter()
+            .map(|review| Due {
+                id: review.id,
+                enqueued_at: review.enqueued_at,
+                urgent: review.urgent,
+                runtime: review.runtime,
+            })
+            .collect())
     }
 
-    fn elsewhere_tasks(&self) -> std::sync::MutexGuard<'_, JoinSet<()>> {
-        self.elsewhere
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn next_retry_at(
+        &self,
+        connection: &Connection,
+        now_ms: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        queue::next_retry_at(connection, now_ms)
     }
 
-    /// Forgets finished reviews of other endpoints, logging a panic.
-    fn reap_elsewhere(&self) {
-        let mut tasks = self.elsewhere_tasks();
-        while let Some(finished) = tasks.try_join_next() {
-            if let Err(err) = finished {
-                tracing::error!(error = %err, "a review on another endpoint panicked");
+    fn refusal(&self, settings: &Settings) -> Option<&'static str> {
+        (!settings.reviews_enabled)
+            .then_some("dropped at dispatch: reviews are disabled in settings")
+    }
+
+    async fn drop_queued(&self, id: &str, reason: &str) -> bool {
+        match self.drop_review(id, reason).await {
+            Ok(dropped) => dropped,
+            Err(err) => {
+                tracing::error!(review = %id, error = %err, "cannot drop a review");
+                false
             }
         }
+    }
+
+    fn doing(&self, review: &Review) -> String {
+        format!("reviewing session {}", review.session_key)
     }
 
     async fn claim(&self, id: &str) -> Option<Review> {
@@ -439,7 +250,7 @@ impl ReviewWorker {
         review: &Review,
         endpoint: &ChatEndpoint,
         pace: Option<&StreamPace>,
-    ) -> Result<(Vec<CandidateProposal>, RunUsage), String> {
+    ) -> Result<Self::Answer, String> {
         let started = Instant::now();
         let window = self.window(review).await;
         if window.first_new >= review.messages.len() {
@@ -462,32 +273,7 @@ impl ReviewWorker {
         Ok((proposals, usage))
     }
 
-    /// What `review` must read: all of it when focused (an explicit request) or new to Lull,
-    /// else what the session's last finished review did not read.
-    async fn window(&self, review: &Review) -> Window {
-        if review.focus.is_some() {
-            return Window::whole();
-        }
-        let (session, messages) = (review.session_key.clone(), review.messages.clone());
-        match self
-            .store
-            .call(move |c| queue::reviewed_prefix(c, &session, &messages))
-            .await
-        {
-            Ok(reviewed) => Window::after(reviewed),
-            Err(err) => {
-                tracing::warn!(review = %review.id, error = %err, "cannot read the session's review progress; reviewing all of it");
-                Window::whole()
-            }
-        }
-    }
-
-    async fn record_outcome(
-        &self,
-        review: &Review,
-        result: Result<(Vec<CandidateProposal>, RunUsage), String>,
-        started: Instant,
-    ) {
+    async fn finish(&self, review: &Review, result: Result<Self::Answer, String>) {
         let now = self.gate.clock().now_ms();
         let id = review.id.clone();
         let stored = match result {
@@ -502,7 +288,7 @@ impl ReviewWorker {
                     })
             }
             Err(error) => {
-                tracing::warn!(review = %review.id, elapsed_ms = started.elapsed().as_millis() as u64, %error, "review run failed");
+                tracing::warn!(review = %review.id, %error, "review run failed");
                 let (message, retry) = (error.clone(), self.retry);
                 self.store
                     .call(move |c| queue::record_failure(c, &id, &message, &retry, now))
@@ -520,64 +306,23 @@ impl ReviewWorker {
                 tracing::error!(review = %review.id, error = %err, "cannot record a review's outcome")
             }
         }
-        self.gate.notify_change();
     }
 
-    /// Drops a queued review; false if it was not queued.
-    pub async fn drop_review(&self, id: &str, reason: &str) -> Result<bool, StoreError> {
+    async fn requeue(&self, review: &Review, reason: String) {
         let now = self.gate.clock().now_ms();
-        let (id_owned, reason_owned) = (id.to_string(), reason.to_string());
-        let dropped = self
+        let (id, requeue_reason) = (review.id.clone(), reason.clone());
+        match self
             .store
-            .call(move |c| queue::drop_queued(c, &id_owned, &reason_owned, now))
-            .await?;
-        if dropped {
-            self.events.emit(EngineEvent::ReviewDropped {
-                review_id: id.to_string(),
-                reason: reason.to_string(),
-            });
-        }
-        Ok(dropped)
-    }
-
-    async fn target(&self, runtime: Option<&ChatEndpoint>) -> Target {
-        let Some(endpoint) = runtime.or(self.fallback.as_ref()) else {
-            return Target::Managed { model: None };
-        };
-        if self
-            .gate
-            .read_server()
+            .call(move |c| queue::requeue(c, &id, &requeue_reason, now))
             .await
-            .is_managed_url(&endpoint.base_url)
         {
-            let model = Some(endpoint.model.clone()).filter(|model| !model.is_empty());
-            Target::Managed { model }
-        } else {
-            Target::Elsewhere(endpoint.clone())
-        }
-    }
-
-    fn set_activity(&self, state: ActivityState, reason: Option<String>) {
-        let activity = Activity { state, reason };
-        let changed = self.activity.send_if_modified(|current| {
-            if *current == activity {
-                return false;
+            Ok(_) => self.events.emit(EngineEvent::ReviewPreempted {
+                review_id: review.id.clone(),
+                reason,
+            }),
+            Err(err) => {
+                tracing::error!(review = %review.id, error = %err, "cannot requeue a preempted review")
             }
-            *current = activity.clone();
-            true
-        });
-        if changed {
-            self.events.emit(EngineEvent::LearningActivity { activity });
         }
     }
-}
-
-enum Step {
-    Again,
-    Wait(Option<Instant>),
-}
-
-/// The time from `now_ms` to `at_ms` on the engine's clock.
-fn ms_until(now_ms: i64, at_ms: i64) -> Duration {
-    Duration::from_millis((at_ms - now_ms).max(0) as u64)
 }

@@ -8,11 +8,10 @@
 //! reaches an end (`done`, `failed`, `dropped`, `superseded`) no longer keeps the agent's key
 //! for its endpoint.
 
-use std::time::Duration;
-
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use serde::{Deserialize, Serialize};
 
+pub use crate::learning::RetryPolicy;
 use crate::llm::{ChatEndpoint, ChatMessage};
 use crate::store::StoreError;
 
@@ -202,27 +201,6 @@ const REVIEW_COLUMNS: &str =
 
 /// Forgets the agent's key for a review's endpoint once the review has ended.
 const ERASE_API_KEY: &str = "runtime = json_remove(runtime, '$.api_key')";
-
-/// How failed runs are retried: a growing back-off, then `failed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Failed runs after which a review is `failed` for good.
-    pub max_failures: u32,
-    /// The wait after the first failure; it doubles with each further one.
-    pub first_backoff: Duration,
-    /// The longest wait.
-    pub max_backoff: Duration,
-}
-
-impl RetryPolicy {
-    /// The wait before the next run after `failures` failed ones.
-    pub fn backoff(&self, failures: u32) -> Duration {
-        let doublings = failures.saturating_sub(1).min(20);
-        self.first_backoff
-            .saturating_mul(1 << doublings)
-            .min(self.max_backoff)
-    }
-}
 
 fn review_from_row(row: &Row<'_>) -> rusqlite::Result<(Review, String, Option<String>)> {
     Ok((
