@@ -11,13 +11,12 @@ use tokio::sync::watch;
 
 use crate::config::{Config, DeferMode, Paths};
 use crate::data_dir::{create_private_dir, DataDirLock};
+use crate::drafts::candidates::{self, Candidate, CandidateStatus};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
 use crate::learning::{Activity, Dispatcher, Targets};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
-use crate::reviews::{
-    queue, Candidate, CandidateStatus, Decision, NewReview, Review, ReviewQueue, ReviewStatus,
-};
+use crate::reviews::{queue, Decision, NewReview, Review, ReviewQueue, ReviewStatus};
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
@@ -489,7 +488,7 @@ impl Engine {
         Ok(self
             .inner
             .store
-            .call(move |c| queue::list_candidates(c, status))
+            .call(move |c| candidates::list(c, status))
             .await?)
     }
 

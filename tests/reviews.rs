@@ -1252,7 +1252,7 @@ async fn completing_the_same_review_twice_stores_its_candidates_once() {
             };
             let id = queue::enqueue(c, &new, 10)?.review_id;
             let review = queue::start(c, &id, 20)?.expect("claimed");
-            let proposals: Vec<queue::CandidateProposal> =
+            let proposals: Vec<lull::drafts::candidates::CandidateProposal> =
                 serde_json::from_str::<serde_json::Value>(GOOD_ANSWER).unwrap()["candidates"]
                     .as_array()
                     .unwrap()
@@ -1266,7 +1266,7 @@ async fn completing_the_same_review_twice_stores_its_candidates_once() {
                 0,
                 "the replay stores nothing new"
             );
-            assert_eq!(queue::list_candidates(c, None)?.len(), 1);
+            assert_eq!(lull::drafts::candidates::list(c, None)?.len(), 1);
             Ok(())
         })
         .await

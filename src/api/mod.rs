@@ -28,9 +28,10 @@ pub use error::{ApiError, ApiJson, ApiQuery};
 pub use files::{load_or_create_token, ApiDiscovery};
 pub use guard::Guard;
 
+use crate::drafts::candidates::{Candidate, CandidateStatus};
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
 use crate::events::EngineEvent;
-use crate::reviews::{Candidate, CandidateStatus, Review, ReviewStatus};
+use crate::reviews::{Review, ReviewStatus};
 use crate::routing::{Outcome, RouteAnswer};
 use crate::settings::{Settings, SettingsPatch};
 

@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::config::{DeferMode, LearningConfig};
+use crate::drafts::candidates::CandidateProposal;
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::IdleGate;
 use crate::learning::{Due, RetryPolicy, Target, Targets, WorkKind};
@@ -26,9 +27,7 @@ use crate::llm::{ChatEndpoint, LlmClient, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 use prompt::Window;
-pub use queue::{
-    Candidate, CandidateProposal, CandidateStatus, NewReview, Review, ReviewStatus, RunUsage,
-};
+pub use queue::{NewReview, Review, ReviewStatus, RunUsage};
 
 /// What `POST /v1/reviews` did with a submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,7 +11,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::queue::CandidateProposal;
+use crate::drafts::candidates::CandidateProposal;
 use crate::llm::{ChatMessage, ChatRequest};
 
 // Every part of the answer is bounded by the schema, so that constrained decoding always ends in

@@ -11,9 +11,10 @@
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use serde::{Deserialize, Serialize};
 
+use crate::drafts::candidates::{self, CandidateProposal};
 pub use crate::learning::RetryPolicy;
 use crate::llm::{ChatEndpoint, ChatMessage};
-use crate::store::StoreError;
+use crate::store::{decode_json, encode_json, parse_enum, StoreError};
 
 /// Where a review is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,16 +46,6 @@ impl ReviewStatus {
             ReviewStatus::Superseded => "superseded",
         }
     }
-}
-
-/// Reads a stored status spelling (a serde-named enum).
-fn parse_status<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
-        StoreError::Corrupt {
-            what: what.into(),
-            message: text.to_string(),
-        }
-    })
 }
 
 /// A review as stored, transcript included.
@@ -120,70 +111,6 @@ pub struct Enqueued {
     pub coalesced: bool,
 }
 
-/// A candidate as a review proposes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CandidateProposal {
-    /// The skill's name (lowercase-hyphen).
-    pub skill: String,
-    /// `create` or `update`.
-    pub kind: String,
-    /// Why it is worth learning.
-    pub rationale: String,
-    /// Indexes of the messages that show it.
-    pub evidence: Vec<u32>,
-    /// 0..1, higher first.
-    pub priority: f64,
-    /// 0..1.
-    pub confidence: f64,
-    /// Names of related skills.
-    pub related: Vec<String>,
-}
-
-/// Where a candidate is in its life (DESIGN §2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CandidateStatus {
-    /// Proposed by a review; no draft yet.
-    Open,
-    /// A draft is being written.
-    Drafting,
-    /// Its draft waits for a person.
-    Drafted,
-    /// Another candidate's draft covers the same skill.
-    Superseded,
-    /// Drafting failed for good.
-    Failed,
-}
-
-impl CandidateStatus {
-    /// The stored and wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CandidateStatus::Open => "open",
-            CandidateStatus::Drafting => "drafting",
-            CandidateStatus::Drafted => "drafted",
-            CandidateStatus::Superseded => "superseded",
-            CandidateStatus::Failed => "failed",
-        }
-    }
-}
-
-/// A stored candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
-    /// Its id.
-    pub id: String,
-    /// The review it came from.
-    pub review_id: String,
-    /// Where it is.
-    pub status: CandidateStatus,
-    /// When it was stored (unix ms).
-    pub created_at: i64,
-    /// What was proposed.
-    #[serde(flatten)]
-    pub proposal: CandidateProposal,
-}
-
 /// A finished run's measurements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RunUsage {
@@ -239,28 +166,17 @@ fn load_reviews(
     let mut reviews = Vec::new();
     while let Some(row) = rows.next()? {
         let (mut review, status, runtime) = review_from_row(row)?;
-        review.status = parse_status("review status", &status)?;
+        review.status = parse_enum("review status", &status)?;
         review.runtime = runtime
             .as_deref()
-            .map(|text| decode("review runtime", text))
+            .map(|text| decode_json("review runtime", text))
             .transpose()?;
         if with_transcript {
-            review.messages = decode("review transcript", &row.get::<_, String>(10)?)?;
+            review.messages = decode_json("review transcript", &row.get::<_, String>(10)?)?;
         }
         reviews.push(review);
     }
     Ok(reviews)
-}
-
-fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
-        what: what.into(),
-        message: err.to_string(),
-    })
-}
-
-fn encode<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).expect("review fields serialise")
 }
 
 /// Puts `review` in its session's queue slot: a new slot, or the newer snapshot in the existing one.
@@ -286,10 +202,10 @@ pub fn enqueue(
                      WHERE id = ?1",
                     params![
                         id,
-                        encode(&review.messages),
+                        encode_json(&review.messages),
                         review.focus,
                         review.snapshot_at,
-                        review.runtime.as_ref().map(encode),
+                        review.runtime.as_ref().map(encode_json),
                         now_ms
                     ],
                 )?;
@@ -307,10 +223,10 @@ pub fn enqueue(
                 params![
                     id,
                     review.session_key,
-                    encode(&review.messages),
+                    encode_json(&review.messages),
                     review.focus,
                     review.snapshot_at,
-                    review.runtime.as_ref().map(encode),
+                    review.runtime.as_ref().map(encode_json),
                     now_ms
                 ],
             )?;
@@ -574,26 +490,7 @@ pub fn complete(
 ) -> Result<usize, StoreError> {
     let id = review.id.as_str();
     let transaction = connection.transaction()?;
-    let mut stored = 0;
-    for proposal in proposals {
-        stored += transaction.execute(
-            "INSERT OR IGNORE INTO candidates
-                 (id, review_id, skill, kind, rationale, evidence, priority, confidence, related, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                uuid::Uuid::new_v4().to_string(),
-                id,
-                proposal.skill,
-                proposal.kind,
-                proposal.rationale,
-                encode(&proposal.evidence),
-                proposal.priority,
-                proposal.confidence,
-                encode(&proposal.related),
-                now_ms
-            ],
-        )?;
-    }
+    let stored = candidates::insert_proposals(&transaction, id, proposals, now_ms)?;
     transaction.execute(
         &format!("UPDATE reviews SET status = 'done', last_error = NULL, prompt_tokens = ?2, completion_tokens = ?3,
              duration_ms = ?4, finished_at = ?5, updated_at = ?5, {ERASE_API_KEY}
@@ -641,35 +538,4 @@ pub fn counts(connection: &Connection) -> Result<(u64, u64), StoreError> {
         [],
         |row| Ok((row.get(0)?, row.get(1)?)),
     )?)
-}
-
-/// Candidates, newest first, optionally of one status.
-pub fn list_candidates(
-    connection: &Connection,
-    status: Option<CandidateStatus>,
-) -> Result<Vec<Candidate>, StoreError> {
-    let mut statement = connection.prepare_cached(
-        "SELECT id, review_id, status, created_at, skill, kind, rationale, evidence, priority, confidence, related
-         FROM candidates WHERE ?1 IS NULL OR status = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 500",
-    )?;
-    let mut rows = statement.query([status.map(CandidateStatus::as_str)])?;
-    let mut candidates = Vec::new();
-    while let Some(row) = rows.next()? {
-        candidates.push(Candidate {
-            id: row.get(0)?,
-            review_id: row.get(1)?,
-            status: parse_status("candidate status", &row.get::<_, String>(2)?)?,
-            created_at: row.get(3)?,
-            proposal: CandidateProposal {
-                skill: row.get(4)?,
-                kind: row.get(5)?,
-                rationale: row.get(6)?,
-                evidence: decode("candidate evidence", &row.get::<_, String>(7)?)?,
-                priority: row.get(8)?,
-                confidence: row.get(9)?,
-                related: decode("candidate related skills", &row.get::<_, String>(10)?)?,
-            },
-        });
-    }
-    Ok(candidates)
 }

@@ -162,6 +162,32 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Reads a stored enum spelling (a serde-named enum); anything else is a corrupt row.
+pub fn parse_enum<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
+        StoreError::Corrupt {
+            what: what.into(),
+            message: text.to_string(),
+        }
+    })
+}
+
+/// Reads a JSON column; anything unreadable is a corrupt row.
+pub fn decode_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
+        what: what.into(),
+        message: err.to_string(),
+    })
+}
+
+/// Writes a JSON column.
+pub fn encode_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("stored values serialise")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,4 @@
+//! Skill learning (DESIGN §2.2): candidates become drafts that a person reads, edits and
+//! approves.
+
+pub mod candidates;
