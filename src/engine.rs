@@ -20,6 +20,7 @@ use crate::reviews::{queue, Decision, NewReview, Review, ReviewQueue, ReviewStat
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
+use crate::skills::SkillsIndex;
 use crate::store::{now_ms, Store, StoreError};
 
 /// Lull's version, reported by `/v1/health` and the UI.
@@ -238,10 +239,13 @@ impl Engine {
             )
             .with_kind(reviews.clone()),
         );
+        let skills = SkillsIndex::open(&config.skills_dir(&paths.data_dir))
+            .await
+            .map_err(|err| EngineError::Startup(err.to_string()))?;
         let routing = RoutingService::start(
             store.clone(),
             &config,
-            &paths.data_dir,
+            skills.clone(),
             seams.server.clone(),
             seams.embedders,
         )

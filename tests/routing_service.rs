@@ -19,6 +19,7 @@ use lull::routing::{
     EMBEDDER_RECHECK_INTERVAL, ROUTE_TTL,
 };
 use lull::server::{HttpProbe, ManualProbe, ProbeConfig, ServerProbe, ServerReading, ServerState};
+use lull::skills::SkillsIndex;
 use lull::store::Store;
 use lull::EngineError;
 use lull_stand_in::{Endpoint, ModelStatus, StandIn, StandInConfig};
@@ -91,15 +92,12 @@ impl Harness {
         server: Arc<dyn ServerProbe>,
         embedders: Arc<dyn EmbedderSource>,
     ) -> RoutingService {
-        RoutingService::start(
-            self.store.clone(),
-            &self.config,
-            self.data.path(),
-            server,
-            embedders,
-        )
-        .await
-        .unwrap()
+        let skills = SkillsIndex::open(&self.config.skills_dir(self.data.path()))
+            .await
+            .unwrap();
+        RoutingService::start(self.store.clone(), &self.config, skills, server, embedders)
+            .await
+            .unwrap()
     }
 
     async fn start_offline(&self) -> RoutingService {

@@ -2,3 +2,4 @@
 //! approves.
 
 pub mod candidates;
+pub mod provenance;

@@ -75,7 +75,7 @@ pub(super) struct Inner {
     pub(super) head_config: HeadConfig,
     pub(super) server: Arc<dyn ServerProbe>,
     pub(super) embedders: Arc<dyn EmbedderSource>,
-    pub(super) index: SkillsIndex,
+    pub(super) index: Arc<SkillsIndex>,
     /// The embedder and head in use; see the module doc for who holds it, and how long.
     pub(super) active: RwLock<Arc<Active>>,
     /// Serialises the jobs that embed skills (following the directory, changing embedder), which
@@ -93,7 +93,7 @@ pub(super) struct Inner {
 }
 
 impl RoutingService {
-    /// Starts routing: creates and watches the skills directory (`config.skills_dir(data_dir)`),
+    /// Starts routing over the skills of `index`,
     /// rebuilds skill stats and the reward curve from the outcome log, picks the embedder (the
     /// one `embedders` offers for the managed server's reading, else the built-in one), loads
     /// the saved head of its dimension (a corrupt or mismatched one is logged and replaced by a
@@ -101,16 +101,11 @@ impl RoutingService {
     pub async fn start(
         store: Store,
         config: &Config,
-        data_dir: &Path,
+        index: Arc<SkillsIndex>,
         server: Arc<dyn ServerProbe>,
         embedders: Arc<dyn EmbedderSource>,
     ) -> Result<RoutingService, EngineError> {
         let head_config = head_config(config)?;
-        let skills_dir = config.skills_dir(data_dir);
-        let index = tokio::task::spawn_blocking(move || SkillsIndex::start(&skills_dir))
-            .await
-            .map_err(|err| EngineError::Startup(format!("skills index start panicked: {err}")))?
-            .map_err(|err| EngineError::Startup(err.to_string()))?;
         let (stats, rewards) = store
             .call(|connection| {
                 Ok((

@@ -51,7 +51,9 @@ pub const RULES_VERSION: &str = "1";
 ///
 /// `high` and above block approval until a person dismisses the finding with a reason;
 /// `critical` blocks a draft before it is evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {
     /// Nothing found.

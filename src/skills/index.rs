@@ -53,6 +53,14 @@ enum Signal {
 }
 
 impl SkillsIndex {
+    /// [`SkillsIndex::start`] off the async runtime (the first scan reads the whole folder).
+    pub async fn open(dir: &Path) -> Result<Arc<SkillsIndex>, SkillsError> {
+        let dir = dir.to_path_buf();
+        tokio::task::spawn_blocking(move || SkillsIndex::start(&dir).map(Arc::new))
+            .await
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic.into_panic()))
+    }
+
     /// Creates `dir` if needed, scans it, and starts watching it.
     pub fn start(dir: &Path) -> Result<SkillsIndex, SkillsError> {
         std::fs::create_dir_all(dir).map_err(|source| SkillsError::Dir {
