@@ -39,7 +39,9 @@ mod unicode;
 use std::path::Path;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
+
+// The skills writer's digest, so a report's `sha256` equals the one of the file written.
+use crate::skills::sha256_hex;
 
 pub use folder::{MAX_CHECKED_FILES, MAX_CHECKED_FILE_BYTES};
 
@@ -250,10 +252,6 @@ fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
 
 fn ascii_word_boundaries(pattern: &str) -> String {
     pattern.replace(r"\b", r"(?-u:\b)")
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
 }
 
 /// A finding before it knows its file.

@@ -11,10 +11,18 @@
 //!   it with `notify` (debounced), rescans on every change and publishes each new set on a
 //!   `tokio::sync::watch` channel ([`SkillsIndex::subscribe`]).
 //!
-//! Invariant: this module only reads. It never writes a skill, and a malformed skill is a
-//! [`SkippedSkill`] with a logged reason, never an error that stops the others. Writing skills
-//! (approving a draft, keeping the previous version for rollback) belongs to skill learning;
-//! folders whose name starts with `.` are left to it and never scanned.
+//! - [`write_skill_file`] and [`remove_skill_file`] (in `writer.rs`) change one skill when a
+//!   person approves a draft or rolls a skill back: atomically (a temporary file renamed over
+//!   SKILL.md), only if the file on disk is still what the caller read ([`Expected`]), and never
+//!   through a symlink. [`read_skill_file`] gives that file and its [`sha256_hex`];
+//!   [`unified_diff`] shows the change to the person.
+//!
+//! Invariant: only `writer.rs` writes into the skills directory, and only through those
+//! functions; the scan and the index only read. A malformed skill is a [`SkippedSkill`] with a
+//! logged reason, never an error that stops the others. Which version to write, and keeping the
+//! previous one for rollback, belong to skill learning (the database), not here. The writer's
+//! temporary files (`.SKILL.md.<id>.tmp`, beside SKILL.md) are invisible to the scan, which
+//! reads only `<folder>/SKILL.md` and skips folders whose name starts with `.`.
 //!
 //! ```
 //! use lull::skills::scan_skills_dir;
@@ -35,12 +43,17 @@
 mod index;
 mod scan;
 mod skill;
+mod writer;
 
 pub use index::{SkillsIndex, SKILLS_WATCH_DEBOUNCE};
 pub use scan::{scan_skills_dir, SkillSet, SkippedSkill};
 pub use skill::{
     parse_skill_md, validate_skill_name, Skill, SkillError, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
     MAX_SKILL_MD_BYTES, SKILL_FILE_NAME,
+};
+pub use writer::{
+    read_skill_file, remove_skill_file, sha256_hex, unified_diff, write_skill_file, Expected,
+    SkillFile, WriteError,
 };
 
 /// Why the skills directory cannot be used at all (single skills never fail this way: they are
