@@ -12,7 +12,6 @@
 //! takes the write lock only to save the old head, load the new one and swap it in.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
