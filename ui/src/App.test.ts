@@ -1,6 +1,7 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import { describe, expect, it, vi } from "vitest";
 import App from "./App.svelte";
+import { SETTLE_MS } from "./lib/refresh";
 import { busyStatus, fakeBackend } from "./test/fixtures";
 
 describe("App", () => {
@@ -15,8 +16,11 @@ describe("App", () => {
 
     await fireEvent.click(screen.getByRole("button", { name: /^Drafts/ }));
     expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Drafts");
-    expect(screen.getByRole("status")).toHaveTextContent(/^Nothing here yet/);
     expect(screen.getByRole("button", { name: /^Drafts/ })).toHaveAttribute("aria-current", "page");
+
+    await fireEvent.click(screen.getByRole("button", { name: "Jobs" }));
+    expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Jobs");
+    expect(screen.getByRole("status")).toHaveTextContent(/^Nothing here yet/);
   });
 
   it("re-reads the engine on an engine event, not on a timer", async () => {
@@ -40,6 +44,50 @@ describe("App", () => {
     listeners().onNavigate("reviews");
     await waitFor(() => expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Reviews"));
     expect(await screen.findByText("agent-7")).toBeInTheDocument();
+  });
+
+  it("opens Drafts when the tray asks for it", async () => {
+    const { backend, listeners } = fakeBackend();
+    render(App, { backend });
+    await waitFor(() => expect(backend.subscribe).toHaveBeenCalled());
+    listeners().onNavigate("drafts");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Drafts"));
+    expect(await screen.findByRole("heading", { level: 3, name: "git-rebase-safely" })).toBeInTheDocument();
+  });
+
+  it("re-reads the drafts on draft and candidate events only, and when Drafts opens", async () => {
+    const { backend, listeners } = fakeBackend();
+    render(App, { backend });
+    await waitFor(() => expect(backend.listDrafts).toHaveBeenCalled());
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
+    const reads = () => vi.mocked(backend.listDrafts).mock.calls.length;
+    const before = reads();
+
+    listeners().onEngineEvent({ type: "review_started", review_id: "r1", attempt: 1 });
+    listeners().onEngineEvent({ type: "learning_activity" });
+    await waitFor(() => expect(vi.mocked(backend.engineStatus).mock.calls.length).toBeGreaterThan(1));
+    expect(reads()).toBe(before);
+
+    listeners().onEngineEvent({ type: "draft_ready", draft_id: "d1" });
+    await waitFor(() => expect(reads()).toBeGreaterThan(before));
+    const afterDraft = reads();
+    listeners().onEngineEvent({ type: "candidate_superseded", candidate_id: "c1" });
+    await waitFor(() => expect(reads()).toBeGreaterThan(afterDraft));
+    const afterCandidate = reads();
+
+    await fireEvent.click(screen.getByRole("button", { name: /^Drafts/ }));
+    await waitFor(() => expect(reads()).toBeGreaterThan(afterCandidate));
+  });
+
+  it("approves a draft through the backend and reads the drafts again", async () => {
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await fireEvent.click(screen.getByRole("button", { name: /^Drafts/ }));
+    await screen.findByRole("heading", { level: 3, name: "git-rebase-safely" });
+    const reads = vi.mocked(backend.listDrafts).mock.calls.length;
+    await fireEvent.click(screen.getByRole("button", { name: "Approve" }));
+    expect(backend.approveDraft).toHaveBeenCalledWith("d-clean");
+    await waitFor(() => expect(vi.mocked(backend.listDrafts).mock.calls.length).toBeGreaterThan(reads));
   });
 
   it("shows an engine that failed to start in the header and the Overview", async () => {

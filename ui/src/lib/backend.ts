@@ -3,6 +3,7 @@
 // `Backend` interface, so tests pass a fake one.
 import { invoke, isTauri } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { Draft, DraftStatus } from "./drafts";
 import { ENGINE_UNAVAILABLE, toCommandError } from "./errors";
 import type { Review, ReviewStatus } from "./reviews";
 import type { Settings, SettingsPatch } from "./settings";
@@ -40,6 +41,16 @@ export interface Backend {
   dropReview(id: string): Promise<void>;
   getSettings(): Promise<Settings>;
   updateSettings(patch: SettingsPatch): Promise<Settings>;
+  /** Drafts, waiting ones first; only those in `status` when given. */
+  listDrafts(status?: DraftStatus): Promise<Draft[]>;
+  getDraft(id: string): Promise<Draft>;
+  /** Writes the skill; refused (`approval_refused`, with a message) unless the draft is approvable. */
+  approveDraft(id: string): Promise<Draft>;
+  rejectDraft(id: string, reason: string): Promise<Draft>;
+  /** Replaces the draft's text; the engine checks it again. */
+  editDraft(id: string, skillMd: string): Promise<Draft>;
+  /** Dismisses finding `index` (its `Finding.index`) with the person's reason. */
+  dismissFinding(id: string, index: number, reason: string): Promise<Draft>;
   /** Starts listening; resolves to a function that stops. */
   subscribe(listeners: BackendListeners): Promise<() => void>;
 }
@@ -72,6 +83,13 @@ export const tauriBackend: Backend = {
   dropReview: (id) => call<void>("drop_review", { id }),
   getSettings: () => call<Settings>("get_settings"),
   updateSettings: (patch) => call<Settings>("update_settings", { patch }),
+  // Tauri v2 maps a command's snake_case arguments to camelCase keys (`skill_md` → `skillMd`).
+  listDrafts: (status) => call<Draft[]>("list_drafts", { status: status ?? null }),
+  getDraft: (id) => call<Draft>("get_draft", { id }),
+  approveDraft: (id) => call<Draft>("approve_draft", { id }),
+  rejectDraft: (id, reason) => call<Draft>("reject_draft", { id, reason }),
+  editDraft: (id, skillMd) => call<Draft>("edit_draft", { id, skillMd }),
+  dismissFinding: (id, index, reason) => call<Draft>("dismiss_finding", { id, index, reason }),
   async subscribe(listeners) {
     const stops: UnlistenFn[] = await Promise.all([
       listen<EngineEvent>(ENGINE_EVENT, (event) => listeners.onEngineEvent(event.payload)),
@@ -91,6 +109,12 @@ export const detachedBackend: Backend = {
   dropReview: detached,
   getSettings: detached,
   updateSettings: detached,
+  listDrafts: detached,
+  getDraft: detached,
+  approveDraft: detached,
+  rejectDraft: detached,
+  editDraft: detached,
+  dismissFinding: detached,
   subscribe: async () => () => {},
 };
 

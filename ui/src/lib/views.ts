@@ -12,13 +12,7 @@ export interface View {
 export const VIEWS = [
   { id: "overview", title: "Overview", blurb: "The managed server, its models, and what the engine is doing now." },
   { id: "reviews", title: "Reviews", blurb: "Conversations queued, running and reviewed: age, attempts, run now, drop." },
-  {
-    id: "drafts",
-    title: "Drafts",
-    blurb: "Proposed skills, their diffs, safety findings and evaluations: approve or reject.",
-    notYet:
-      "Nothing here yet. Reviews already collect skill candidates, but this version of the engine does not turn them into drafts, so there is nothing to approve. Nothing Lull learns goes live without you.",
-  },
+  { id: "drafts", title: "Drafts", blurb: "Proposed skills, their diffs, safety findings and evaluations: approve or reject." },
   {
     id: "jobs",
     title: "Jobs",
