@@ -5,6 +5,7 @@
 //! knows about either.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::watch;
@@ -12,9 +13,14 @@ use tokio::sync::watch;
 use crate::config::{Config, DeferMode, Paths};
 use crate::data_dir::{create_private_dir, DataDirLock};
 use crate::drafts::candidates::{self, Candidate, CandidateStatus};
+use crate::drafts::kinds::{DraftWorkParts, EvaluationWork, SynthesisWork};
+use crate::drafts::picker::{DraftPicker, Pick};
+use crate::drafts::records::{self, DraftStatus};
+use crate::drafts::service::{DraftService, DraftView, SkillEntry};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
-use crate::learning::{Activity, Dispatcher, Targets};
+use crate::learning::work;
+use crate::learning::{Activity, Dispatcher, RetryPolicy, Targets};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
 use crate::reviews::{queue, Decision, NewReview, Review, ReviewQueue, ReviewStatus};
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
@@ -43,6 +49,9 @@ pub enum EngineError {
     /// The request conflicts with the current state.
     #[error("{0}")]
     Conflict(String),
+    /// A person's *Approve* (or rollback) cannot go ahead; the message says why and what to do.
+    #[error("{0}")]
+    ApprovalRefused(String),
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -92,6 +101,8 @@ pub struct QueueCounts {
 pub struct DraftCounts {
     /// Drafts waiting for Approve / Reject.
     pub review_pending: u64,
+    /// Drafts a critical finding stopped before evaluation; they wait for a person too.
+    pub blocked: u64,
 }
 
 /// Job counts.
@@ -120,6 +131,8 @@ struct EngineInner {
     gate: Arc<IdleGate>,
     reviews: Arc<ReviewQueue>,
     dispatcher: Arc<Dispatcher>,
+    picker: Arc<DraftPicker>,
+    drafts: DraftService,
     routing: RoutingService,
     shutdown: watch::Sender<bool>,
     /// This engine's hold on the data folder (`None` with a store of the caller's own), let go
@@ -222,13 +235,31 @@ impl Engine {
         let reviews = Arc::new(ReviewQueue::new(
             store.clone(),
             gate.clone(),
-            seams.llm,
+            seams.llm.clone(),
             targets.clone(),
             settings.subscribe(),
             events.clone(),
             &config.learning,
         ));
         reviews.recover().await?;
+        let clock = gate.clock();
+        let requeued = store
+            .call(move |c| work::recover_running(c, clock.now_ms()))
+            .await?;
+        if requeued > 0 {
+            tracing::info!(count = requeued, "requeued learning work interrupted by the last stop");
+        }
+        let skills = SkillsIndex::open(&config.skills_dir(&paths.data_dir))
+            .await
+            .map_err(|err| EngineError::Startup(err.to_string()))?;
+        let parts = DraftWorkParts {
+            store: store.clone(),
+            llm: seams.llm.clone(),
+            clock: gate.clock(),
+            events: events.clone(),
+            skills: skills.clone(),
+            retry: RetryPolicy::with_max_failures(config.learning.max_retries),
+        };
         let dispatcher = Arc::new(
             Dispatcher::new(
                 store.clone(),
@@ -237,11 +268,18 @@ impl Engine {
                 settings.subscribe(),
                 events.clone(),
             )
-            .with_kind(reviews.clone()),
+            .with_kind(reviews.clone())
+            .with_kind(Arc::new(SynthesisWork(parts.clone())))
+            .with_kind(Arc::new(EvaluationWork(parts))),
         );
-        let skills = SkillsIndex::open(&config.skills_dir(&paths.data_dir))
-            .await
-            .map_err(|err| EngineError::Startup(err.to_string()))?;
+        let picker = Arc::new(DraftPicker::new(
+            store.clone(),
+            gate.clone(),
+            events.clone(),
+            config.learning.max_drafts_per_run,
+            Duration::from_secs(config.learning.interval_s.max(1)),
+        ));
+        let drafts = DraftService::new(store.clone(), events.clone(), gate.clock(), skills.clone());
         let routing = RoutingService::start(
             store.clone(),
             &config,
@@ -252,6 +290,7 @@ impl Engine {
         .await?;
         let shutdown = watch::channel(false).0;
         tokio::spawn(dispatcher.clone().run(shutdown.subscribe()));
+        tokio::spawn(picker.clone().run(shutdown.subscribe()));
         if let Some(changes) = seams.server_changes {
             tokio::spawn(forward_server_changes(
                 changes,
@@ -273,6 +312,8 @@ impl Engine {
                 gate,
                 reviews,
                 dispatcher,
+                picker,
+                drafts,
                 routing,
                 shutdown,
                 data_dir_lock: std::sync::Mutex::new(data_dir_lock),
@@ -335,7 +376,11 @@ impl Engine {
     /// A snapshot of what the engine is doing; reads the managed server (through its cache).
     pub async fn status(&self) -> Result<Status, EngineError> {
         let settings = self.settings();
-        let (queued, running) = self.inner.store.call(|c| queue::counts(c)).await?;
+        let ((queued, running), (review_pending, blocked)) = self
+            .inner
+            .store
+            .call(|c| Ok((queue::counts(c)?, records::waiting_counts(c)?)))
+            .await?;
         Ok(Status {
             version: VERSION.to_string(),
             defer_mode: settings.defer_mode,
@@ -346,7 +391,10 @@ impl Engine {
             live_turns: self.inner.gate.live_turns(),
             routing: self.inner.routing.status().await?,
             queue: QueueCounts { queued, running },
-            drafts: DraftCounts::default(),
+            drafts: DraftCounts {
+                review_pending,
+                blocked,
+            },
             jobs: JobCounts::default(),
         })
     }
@@ -494,6 +542,58 @@ impl Engine {
             .store
             .call(move |c| candidates::list(c, status))
             .await?)
+    }
+
+    /// Picks open candidates for drafting now, as the draft worker does every
+    /// `learning.interval_s`.
+    pub async fn pick_candidates(&self) -> Result<Pick, EngineError> {
+        Ok(self.inner.picker.pick().await?)
+    }
+
+    /// Drafts, waiting ones first, optionally of one status.
+    pub async fn drafts(&self, status: Option<DraftStatus>) -> Result<Vec<DraftView>, EngineError> {
+        self.inner.drafts.list(status).await
+    }
+
+    /// One draft with its diff, findings and evaluation.
+    pub async fn draft(&self, id: &str) -> Result<DraftView, EngineError> {
+        self.inner.drafts.get(id).await
+    }
+
+    /// Writes a draft's SKILL.md into the skills directory (a person clicked *Approve*).
+    pub async fn approve_draft(&self, id: &str) -> Result<DraftView, EngineError> {
+        self.inner.drafts.approve(id).await
+    }
+
+    /// Rejects a draft with the person's reason.
+    pub async fn reject_draft(&self, id: &str, reason: &str) -> Result<DraftView, EngineError> {
+        self.inner.drafts.reject(id, reason).await
+    }
+
+    /// Replaces a draft's text with the person's edit (checked again).
+    pub async fn edit_draft(&self, id: &str, skill_md: &str) -> Result<DraftView, EngineError> {
+        self.inner.drafts.edit(id, skill_md).await
+    }
+
+    /// Dismisses one of a draft's findings with the person's reason.
+    pub async fn dismiss_finding(
+        &self,
+        id: &str,
+        index: usize,
+        reason: &str,
+    ) -> Result<DraftView, EngineError> {
+        self.inner.drafts.dismiss(id, index, reason).await
+    }
+
+    /// The skills in the skills directory, with which of them Lull wrote.
+    pub async fn skills(&self) -> Result<Vec<SkillEntry>, EngineError> {
+        self.inner.drafts.skills().await
+    }
+
+    /// Restores the text a skill had before Lull's last write of it; `None` when that write
+    /// created it (the skill is gone again).
+    pub async fn rollback_skill(&self, name: &str) -> Result<Option<SkillEntry>, EngineError> {
+        self.inner.drafts.rollback(name).await
     }
 
     /// Ranks the known skills for `query` (DESIGN §2.3).

@@ -8,6 +8,8 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::drafts::candidates::CandidateStatus;
+use crate::drafts::records::DraftStatus;
 use crate::learning::Activity;
 use crate::reviews::Decision;
 use crate::server::ServerReading;
@@ -99,6 +101,34 @@ pub enum EngineEvent {
         review_id: String,
         /// Why.
         reason: String,
+    },
+    /// A candidate moved (drafting, drafted, superseded, failed).
+    CandidateChanged {
+        /// The candidate.
+        candidate_id: String,
+        /// Its skill.
+        skill: String,
+        /// Where it is now.
+        status: CandidateStatus,
+        /// Why, for a failure or a supersession.
+        reason: Option<String>,
+    },
+    /// A draft was made or moved (evaluating, blocked, review pending, approved, rejected), or a
+    /// person edited it or dismissed one of its findings.
+    DraftChanged {
+        /// The draft.
+        draft_id: String,
+        /// Its skill.
+        skill: String,
+        /// Where it is now.
+        status: DraftStatus,
+    },
+    /// Lull wrote a skill into the skills directory (an approval or a rollback).
+    SkillWritten {
+        /// The skill.
+        skill: String,
+        /// Its recorded version.
+        version: u32,
     },
 }
 

@@ -39,6 +39,7 @@ impl From<EngineError> for CommandError {
             EngineError::Invalid(_) => "invalid_request",
             EngineError::NotFound(_) => "not_found",
             EngineError::Conflict(_) => "conflict",
+            EngineError::ApprovalRefused(_) => "approval_refused",
             EngineError::Store(StoreError::Closed) => "shutting_down",
             EngineError::Store(_) | EngineError::Startup(_) => "internal",
         };

@@ -48,6 +48,9 @@ impl From<EngineError> for ApiError {
             }
             EngineError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
             EngineError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", message),
+            EngineError::ApprovalRefused(_) => {
+                ApiError::new(StatusCode::CONFLICT, "approval_refused", message)
+            }
             EngineError::Store(StoreError::Closed) => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", message)
             }

@@ -3,3 +3,6 @@
 
 pub mod candidates;
 pub mod provenance;
+pub mod records;
+pub mod picker;
+pub mod service;

@@ -409,17 +409,20 @@ pub fn set_evaluation(
     Ok(())
 }
 
-/// Stores a person's edit with its new safety report.
+/// Stores a person's edit with its new safety report, re-based on the skill file as it is now
+/// (`base`: its sha256 and text; `None`: there is none).
 pub fn set_text(
     connection: &Connection,
     id: &str,
     skill_md: &str,
     safety: &SafetyReport,
+    base: Option<(&str, &str)>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
     connection.execute(
-        "UPDATE drafts SET skill_md = ?2, safety = ?3, edited_at = ?4, updated_at = ?4 WHERE id = ?1",
-        params![id, skill_md, encode_json(safety), now_ms],
+        "UPDATE drafts SET skill_md = ?2, safety = ?3, base_sha256 = ?4, base_md = ?5, edited_at = ?6, updated_at = ?6
+         WHERE id = ?1",
+        params![id, skill_md, encode_json(safety), base.map(|(sha, _)| sha), base.map(|(_, text)| text), now_ms],
     )?;
     Ok(())
 }
