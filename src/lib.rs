@@ -16,6 +16,7 @@
 pub mod api;
 pub mod config;
 pub mod data_dir;
+pub mod drafts;
 pub mod engine;
 pub mod events;
 pub mod fswatch;
