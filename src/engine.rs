@@ -247,7 +247,10 @@ impl Engine {
             .call(move |c| work::recover_running(c, clock.now_ms()))
             .await?;
         if requeued > 0 {
-            tracing::info!(count = requeued, "requeued learning work interrupted by the last stop");
+            tracing::info!(
+                count = requeued,
+                "requeued learning work interrupted by the last stop"
+            );
         }
         let skills = SkillsIndex::open(&config.skills_dir(&paths.data_dir))
             .await

@@ -93,7 +93,12 @@ fn read_current(skills: &SkillsIndex, name: &str) -> Result<Option<(SkillFile, S
 }
 
 impl SynthesisWork {
-    fn emit_candidate(&self, candidate: &Candidate, status: CandidateStatus, reason: Option<String>) {
+    fn emit_candidate(
+        &self,
+        candidate: &Candidate,
+        status: CandidateStatus,
+        reason: Option<String>,
+    ) {
         self.0.events.emit(EngineEvent::CandidateChanged {
             candidate_id: candidate.id.clone(),
             skill: candidate.proposal.skill.clone(),
@@ -111,7 +116,11 @@ impl WorkKind for SynthesisWork {
         work::due(connection, WorkKindName::Synthesize, now_ms)
     }
 
-    fn next_retry_at(&self, connection: &Connection, now_ms: i64) -> Result<Option<i64>, StoreError> {
+    fn next_retry_at(
+        &self,
+        connection: &Connection,
+        now_ms: i64,
+    ) -> Result<Option<i64>, StoreError> {
         work::next_retry_at(connection, WorkKindName::Synthesize, now_ms)
     }
 
@@ -135,7 +144,13 @@ impl WorkKind for SynthesisWork {
                         Ok(Some((work, candidate, transcript)))
                     }
                     _ => {
-                        work::cancel(c, WorkKindName::Synthesize, &work.subject_id, "the candidate is no longer drafting", now)?;
+                        work::cancel(
+                            c,
+                            WorkKindName::Synthesize,
+                            &work.subject_id,
+                            "the candidate is no longer drafting",
+                            now,
+                        )?;
                         Ok(None)
                     }
                 }
@@ -172,16 +187,21 @@ impl WorkKind for SynthesisWork {
         let started = Instant::now();
         let current = item.current.clone()?;
         let current_skill = current.as_ref().map(|(_, skill)| skill);
-        let request = synthesis::synthesis_request(&item.candidate.proposal, &item.transcript, current_skill);
+        let request =
+            synthesis::synthesis_request(&item.candidate.proposal, &item.transcript, current_skill);
         let reply = self
             .0
             .llm
             .chat(endpoint, request, pace)
             .await
             .map_err(|err| err.to_string())?;
-        let skill = synthesis::parse_synthesis(&reply.text, &item.candidate.proposal, current_skill)?;
+        let skill =
+            synthesis::parse_synthesis(&reply.text, &item.candidate.proposal, current_skill)?;
         let duration = started.elapsed().as_millis() as u64;
-        Ok((skill, (reply.prompt_tokens, reply.completion_tokens, duration)))
+        Ok((
+            skill,
+            (reply.prompt_tokens, reply.completion_tokens, duration),
+        ))
     }
 
     async fn finish(&self, item: &Synthesis, result: Result<Self::Answer, String>) {
@@ -210,7 +230,14 @@ impl WorkKind for SynthesisWork {
                                 draft_id: Some(&covering),
                                 reason: Some("a draft of this skill already waits for a person"),
                             };
-                            candidates::transition(&transaction, id, CandidateStatus::Drafting, CandidateStatus::Superseded, note, now)?;
+                            candidates::transition(
+                                &transaction,
+                                id,
+                                CandidateStatus::Drafting,
+                                CandidateStatus::Superseded,
+                                note,
+                                now,
+                            )?;
                             work::complete(&transaction, &work_id, now)?;
                             transaction.commit()?;
                             return Ok(None);
@@ -218,7 +245,11 @@ impl WorkKind for SynthesisWork {
                         let draft = NewDraft {
                             candidate_id: id,
                             skill: skill_name,
-                            kind: if base.is_some() { DraftKind::Update } else { DraftKind::Create },
+                            kind: if base.is_some() {
+                                DraftKind::Update
+                            } else {
+                                DraftKind::Create
+                            },
                             skill_md: &skill.skill_md,
                             base: base.as_ref().map(|f| (f.sha256.as_str(), f.text.as_str())),
                             safety: &report,
@@ -230,7 +261,14 @@ impl WorkKind for SynthesisWork {
                             draft_id: Some(&draft_id),
                             reason: None,
                         };
-                        candidates::transition(&transaction, id, CandidateStatus::Drafting, CandidateStatus::Drafted, note, now)?;
+                        candidates::transition(
+                            &transaction,
+                            id,
+                            CandidateStatus::Drafting,
+                            CandidateStatus::Drafted,
+                            note,
+                            now,
+                        )?;
                         work::complete(&transaction, &work_id, now)?;
                         if status == DraftStatus::Evaluating {
                             work::enqueue(&transaction, WorkKindName::Evaluate, &draft_id, now)?;
@@ -253,7 +291,9 @@ impl WorkKind for SynthesisWork {
                         CandidateStatus::Superseded,
                         Some("a draft of this skill already waits for a person".into()),
                     ),
-                    Err(err) => tracing::error!(candidate = %candidate.id, error = %err, "cannot store a draft"),
+                    Err(err) => {
+                        tracing::error!(candidate = %candidate.id, error = %err, "cannot store a draft")
+                    }
                 }
             }
             Err(error) => {
@@ -266,22 +306,34 @@ impl WorkKind for SynthesisWork {
                     .call(move |c| {
                         let transaction = c.transaction()?;
                         candidates::record_failure(&transaction, &id, &message, now)?;
-                        let after = work::record_failure(&transaction, &work_id, &message, &retry, now)?;
+                        let after =
+                            work::record_failure(&transaction, &work_id, &message, &retry, now)?;
                         if after == AfterFailure::Failed {
                             let note = Note {
                                 draft_id: None,
                                 reason: Some(&message),
                             };
-                            candidates::transition(&transaction, &id, CandidateStatus::Drafting, CandidateStatus::Failed, note, now)?;
+                            candidates::transition(
+                                &transaction,
+                                &id,
+                                CandidateStatus::Drafting,
+                                CandidateStatus::Failed,
+                                note,
+                                now,
+                            )?;
                         }
                         transaction.commit()?;
                         Ok(after)
                     })
                     .await;
                 match after {
-                    Ok(AfterFailure::Failed) => self.emit_candidate(&candidate, CandidateStatus::Failed, Some(error)),
+                    Ok(AfterFailure::Failed) => {
+                        self.emit_candidate(&candidate, CandidateStatus::Failed, Some(error))
+                    }
                     Ok(AfterFailure::Retry) => {}
-                    Err(err) => tracing::error!(candidate = %candidate.id, error = %err, "cannot record a failed synthesis"),
+                    Err(err) => {
+                        tracing::error!(candidate = %candidate.id, error = %err, "cannot record a failed synthesis")
+                    }
                 }
             }
         }
@@ -295,7 +347,11 @@ impl WorkKind for SynthesisWork {
 async fn requeue(parts: &DraftWorkParts, work_id: &str, reason: String) {
     let now = parts.clock.now_ms();
     let id = work_id.to_string();
-    if let Err(err) = parts.store.call(move |c| work::requeue(c, &id, &reason, now)).await {
+    if let Err(err) = parts
+        .store
+        .call(move |c| work::requeue(c, &id, &reason, now))
+        .await
+    {
         tracing::error!(work = %work_id, error = %err, "cannot requeue preempted learning work");
     }
 }
@@ -308,7 +364,11 @@ impl WorkKind for EvaluationWork {
         work::due(connection, WorkKindName::Evaluate, now_ms)
     }
 
-    fn next_retry_at(&self, connection: &Connection, now_ms: i64) -> Result<Option<i64>, StoreError> {
+    fn next_retry_at(
+        &self,
+        connection: &Connection,
+        now_ms: i64,
+    ) -> Result<Option<i64>, StoreError> {
         work::next_retry_at(connection, WorkKindName::Evaluate, now_ms)
     }
 
@@ -336,7 +396,13 @@ impl WorkKind for EvaluationWork {
                         }))
                     }
                     _ => {
-                        work::cancel(c, WorkKindName::Evaluate, &work.subject_id, "the draft is no longer being evaluated", now)?;
+                        work::cancel(
+                            c,
+                            WorkKindName::Evaluate,
+                            &work.subject_id,
+                            "the draft is no longer being evaluated",
+                            now,
+                        )?;
                         Ok(None)
                     }
                 }
@@ -367,16 +433,33 @@ impl WorkKind for EvaluationWork {
                 .await
                 .map_err(|err| err.to_string())
         };
-        let without = chat(evaluation::replay_request(&item.transcript, evidence, None)?).await?;
-        let with = chat(evaluation::replay_request(&item.transcript, evidence, Some(&item.draft.skill_md))?).await?;
-        let judged = chat(evaluation::judge_request(&task, &without.text, &with.text, &item.draft.skill_md)).await?;
+        let without = chat(evaluation::replay_request(
+            &item.transcript,
+            evidence,
+            None,
+        )?)
+        .await?;
+        let with = chat(evaluation::replay_request(
+            &item.transcript,
+            evidence,
+            Some(&item.draft.skill_md),
+        )?)
+        .await?;
+        let judged = chat(evaluation::judge_request(
+            &task,
+            &without.text,
+            &with.text,
+            &item.draft.skill_md,
+        ))
+        .await?;
         let judgement = evaluation::parse_judgement(&judged.text)?;
         Ok((judgement, tokens(&[&without, &with, &judged])))
     }
 
     async fn finish(&self, item: &Judging, result: Result<Self::Answer, String>) {
         let now = self.0.clock.now_ms();
-        let (draft_id, work_id, retry) = (item.draft.id.clone(), item.work.id.clone(), self.0.retry);
+        let (draft_id, work_id, retry) =
+            (item.draft.id.clone(), item.work.id.clone(), self.0.retry);
         let outcome = self
             .0
             .store
@@ -398,7 +481,8 @@ impl WorkKind for EvaluationWork {
                         (evaluation, true)
                     }
                     Err(error) => {
-                        let after = work::record_failure(&transaction, &work_id, &error, &retry, now)?;
+                        let after =
+                            work::record_failure(&transaction, &work_id, &error, &retry, now)?;
                         let status = match after {
                             AfterFailure::Failed => EvaluationStatus::Failed,
                             AfterFailure::Retry => EvaluationStatus::Pending,
@@ -419,7 +503,14 @@ impl WorkKind for EvaluationWork {
                 }
                 let moved = ended
                     && still_evaluating
-                    && records::set_status(&transaction, &draft_id, DraftStatus::Evaluating, DraftStatus::ReviewPending, None, now)?;
+                    && records::set_status(
+                        &transaction,
+                        &draft_id,
+                        DraftStatus::Evaluating,
+                        DraftStatus::ReviewPending,
+                        None,
+                        now,
+                    )?;
                 transaction.commit()?;
                 Ok(moved)
             })
@@ -431,7 +522,9 @@ impl WorkKind for EvaluationWork {
                 status: DraftStatus::ReviewPending,
             }),
             Ok(false) => {}
-            Err(err) => tracing::error!(draft = %item.draft.id, error = %err, "cannot record a draft's evaluation"),
+            Err(err) => {
+                tracing::error!(draft = %item.draft.id, error = %err, "cannot record a draft's evaluation")
+            }
         }
     }
 

@@ -107,7 +107,8 @@ fn pick_in(
     now_ms: i64,
 ) -> Result<(Pick, Vec<EngineEvent>), StoreError> {
     let transaction = connection.transaction()?;
-    let mut room = cap.saturating_sub(work::open_count(&transaction, WorkKindName::Synthesize)? as usize);
+    let mut room =
+        cap.saturating_sub(work::open_count(&transaction, WorkKindName::Synthesize)? as usize);
     let mut pick = Pick::default();
     let mut changes = Vec::new();
     for candidate in candidates::next_open(&transaction, PICK_LOOKAHEAD)? {
@@ -124,7 +125,14 @@ fn pick_in(
                 draft_id: covering_draft.as_deref(),
                 reason: Some(reason),
             };
-            candidates::transition(&transaction, &candidate.id, CandidateStatus::Open, CandidateStatus::Superseded, note, now_ms)?;
+            candidates::transition(
+                &transaction,
+                &candidate.id,
+                CandidateStatus::Open,
+                CandidateStatus::Superseded,
+                note,
+                now_ms,
+            )?;
             changes.push(EngineEvent::CandidateChanged {
                 candidate_id: candidate.id.clone(),
                 skill,
@@ -137,8 +145,20 @@ fn pick_in(
         if room == 0 {
             continue;
         }
-        candidates::transition(&transaction, &candidate.id, CandidateStatus::Open, CandidateStatus::Drafting, Note::default(), now_ms)?;
-        work::enqueue(&transaction, WorkKindName::Synthesize, &candidate.id, now_ms)?;
+        candidates::transition(
+            &transaction,
+            &candidate.id,
+            CandidateStatus::Open,
+            CandidateStatus::Drafting,
+            Note::default(),
+            now_ms,
+        )?;
+        work::enqueue(
+            &transaction,
+            WorkKindName::Synthesize,
+            &candidate.id,
+            now_ms,
+        )?;
         room -= 1;
         changes.push(EngineEvent::CandidateChanged {
             candidate_id: candidate.id.clone(),

@@ -309,7 +309,11 @@ fn load(
 
 /// Stores a new draft; returns its id. Fails on the unique index when the skill already has an
 /// undecided draft (the caller checks first, inside the same transaction).
-pub fn insert(connection: &Connection, draft: &NewDraft<'_>, now_ms: i64) -> Result<String, StoreError> {
+pub fn insert(
+    connection: &Connection,
+    draft: &NewDraft<'_>,
+    now_ms: i64,
+) -> Result<String, StoreError> {
     let id = uuid::Uuid::new_v4().to_string();
     let evaluation = Evaluation::of(if draft.status == DraftStatus::Blocked {
         EvaluationStatus::Skipped
@@ -342,11 +346,16 @@ pub fn insert(connection: &Connection, draft: &NewDraft<'_>, now_ms: i64) -> Res
 
 /// One draft.
 pub fn get(connection: &Connection, id: &str) -> Result<Option<Draft>, StoreError> {
-    Ok(load(connection, "WHERE d.id = ?1", [id])?.into_iter().next())
+    Ok(load(connection, "WHERE d.id = ?1", [id])?
+        .into_iter()
+        .next())
 }
 
 /// Drafts, optionally of one status: those waiting for a person first, then newest first.
-pub fn list(connection: &Connection, status: Option<DraftStatus>) -> Result<Vec<Draft>, StoreError> {
+pub fn list(
+    connection: &Connection,
+    status: Option<DraftStatus>,
+) -> Result<Vec<Draft>, StoreError> {
     load(
         connection,
         "WHERE ?1 IS NULL OR d.status = ?1
@@ -381,7 +390,11 @@ pub fn set_status(
     if !from.can_become(to) {
         return Err(StoreError::Corrupt {
             what: "draft transition".into(),
-            message: format!("{} → {} is not a move a draft makes", from.as_str(), to.as_str()),
+            message: format!(
+                "{} → {} is not a move a draft makes",
+                from.as_str(),
+                to.as_str()
+            ),
         });
     }
     let decided = matches!(to, DraftStatus::Approved | DraftStatus::Rejected);

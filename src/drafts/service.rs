@@ -157,7 +157,12 @@ pub struct DraftService {
 
 impl DraftService {
     /// The service over the engine's store and skills index.
-    pub fn new(store: Store, events: EventBus, clock: EngineClock, skills: Arc<SkillsIndex>) -> DraftService {
+    pub fn new(
+        store: Store,
+        events: EventBus,
+        clock: EngineClock,
+        skills: Arc<SkillsIndex>,
+    ) -> DraftService {
         DraftService {
             store,
             events,
@@ -228,25 +233,34 @@ impl DraftService {
             None => Expected::Absent,
         };
         let (skill, text) = (draft.skill.clone(), draft.skill_md.clone());
-        let written = tokio::task::spawn_blocking(move || {
-            write_skill_file(&dir, &skill, &text, &expected)
-        })
-        .await
-        .map_err(|err| EngineError::Startup(format!("the skill writer panicked: {err}")))?
-        .map_err(refusal)?;
+        let written =
+            tokio::task::spawn_blocking(move || write_skill_file(&dir, &skill, &text, &expected))
+                .await
+                .map_err(|err| EngineError::Startup(format!("the skill writer panicked: {err}")))?
+                .map_err(refusal)?;
         let now = self.clock.now_ms();
         let recorded = draft.clone();
         let version = self
             .store
             .call(move |c| {
                 let transaction = c.transaction()?;
-                let moved = records::set_status(&transaction, &recorded.id, recorded.status, DraftStatus::Approved, None, now)?;
+                let moved = records::set_status(
+                    &transaction,
+                    &recorded.id,
+                    recorded.status,
+                    DraftStatus::Approved,
+                    None,
+                    now,
+                )?;
                 let write = Write {
                     skill: &recorded.skill,
                     action: Action::Approve,
                     draft_id: Some(&recorded.id),
                     sha256: Some(&written),
-                    previous: recorded.base_md.as_deref().zip(recorded.base_sha256.as_deref()),
+                    previous: recorded
+                        .base_md
+                        .as_deref()
+                        .zip(recorded.base_sha256.as_deref()),
                 };
                 let version = provenance::record(&transaction, &write, now)?;
                 transaction.commit()?;
@@ -284,14 +298,29 @@ impl DraftService {
             .store
             .call(move |c| {
                 let transaction = c.transaction()?;
-                let moved = records::set_status(&transaction, &draft_id, status, DraftStatus::Rejected, Some(&reason), now)?;
-                work::cancel(&transaction, WorkKindName::Evaluate, &draft_id, "the draft was rejected", now)?;
+                let moved = records::set_status(
+                    &transaction,
+                    &draft_id,
+                    status,
+                    DraftStatus::Rejected,
+                    Some(&reason),
+                    now,
+                )?;
+                work::cancel(
+                    &transaction,
+                    WorkKindName::Evaluate,
+                    &draft_id,
+                    "the draft was rejected",
+                    now,
+                )?;
                 transaction.commit()?;
                 Ok(moved)
             })
             .await?;
         if !moved {
-            return Err(EngineError::Conflict(format!("draft {id} changed meanwhile; look again")));
+            return Err(EngineError::Conflict(format!(
+                "draft {id} changed meanwhile; look again"
+            )));
         }
         self.announce(&draft.id, &draft.skill, DraftStatus::Rejected);
         self.get(id).await
@@ -302,7 +331,7 @@ impl DraftService {
     /// person saw that file's diff), so it re-bases the draft. A `critical` finding in the edit
     /// blocks the draft; an edit that clears it lets the evaluation run.
     pub async fn edit(&self, id: &str, skill_md: &str) -> Result<DraftView, EngineError> {
-        if skill_md.len() > MAX_SKILL_MD_BYTES {
+        if skill_md.len() as u64 > MAX_SKILL_MD_BYTES {
             return Err(EngineError::Invalid(format!(
                 "the edited SKILL.md is {} bytes; at most {MAX_SKILL_MD_BYTES} are allowed",
                 skill_md.len()
@@ -316,7 +345,10 @@ impl DraftService {
             )));
         }
         parse_skill_md(skill_md, &draft.skill).map_err(|err| {
-            EngineError::Invalid(format!("the edit is not a valid SKILL.md for {}: {err}", draft.skill))
+            EngineError::Invalid(format!(
+                "the edit is not a valid SKILL.md for {}: {err}",
+                draft.skill
+            ))
         })?;
         let report = safety::check_text("SKILL.md", skill_md);
         let dir = self.dir();
@@ -327,7 +359,9 @@ impl DraftService {
             .map_err(refusal)?;
         let critical = report.max_risk == Risk::Critical;
         let next = match (draft.status, critical) {
-            (DraftStatus::Blocked, false) if draft.evaluation.status == records::EvaluationStatus::Skipped => {
+            (DraftStatus::Blocked, false)
+                if draft.evaluation.status == records::EvaluationStatus::Skipped =>
+            {
                 DraftStatus::Evaluating
             }
             (DraftStatus::Blocked, false) => DraftStatus::ReviewPending,
@@ -339,17 +373,35 @@ impl DraftService {
         self.store
             .call(move |c| {
                 let transaction = c.transaction()?;
-                records::set_text(&transaction, &draft_id, &text, &report, base.as_ref().map(|f| (f.sha256.as_str(), f.text.as_str())), now)?;
+                records::set_text(
+                    &transaction,
+                    &draft_id,
+                    &text,
+                    &report,
+                    base.as_ref().map(|f| (f.sha256.as_str(), f.text.as_str())),
+                    now,
+                )?;
                 if next != from {
                     records::set_status(&transaction, &draft_id, from, next, None, now)?;
                 }
                 match next {
                     DraftStatus::Evaluating => {
-                        records::set_evaluation(&transaction, &draft_id, &Evaluation::of(records::EvaluationStatus::Pending), now)?;
+                        records::set_evaluation(
+                            &transaction,
+                            &draft_id,
+                            &Evaluation::of(records::EvaluationStatus::Pending),
+                            now,
+                        )?;
                         work::enqueue(&transaction, WorkKindName::Evaluate, &draft_id, now)?;
                     }
                     DraftStatus::Blocked => {
-                        work::cancel(&transaction, WorkKindName::Evaluate, &draft_id, "a critical finding blocks the draft", now)?;
+                        work::cancel(
+                            &transaction,
+                            WorkKindName::Evaluate,
+                            &draft_id,
+                            "a critical finding blocks the draft",
+                            now,
+                        )?;
                     }
                     _ => {}
                 }
@@ -362,7 +414,12 @@ impl DraftService {
     }
 
     /// Dismisses finding `index` of a draft's current report, with the person's reason.
-    pub async fn dismiss(&self, id: &str, index: usize, reason: &str) -> Result<DraftView, EngineError> {
+    pub async fn dismiss(
+        &self,
+        id: &str,
+        index: usize,
+        reason: &str,
+    ) -> Result<DraftView, EngineError> {
         let reason = checked_reason(reason)?;
         let (draft, _, _) = self.load(id).await?;
         if !draft.status.is_open() {
@@ -394,7 +451,9 @@ impl DraftService {
             .skills
             .values()
             .map(|skill| {
-                let on_disk = std::fs::read(&skill.path).ok().map(|bytes| crate::skills::sha256_hex(&bytes));
+                let on_disk = std::fs::read(&skill.path)
+                    .ok()
+                    .map(|bytes| crate::skills::sha256_hex(&bytes));
                 let lull = versions
                     .iter()
                     .find(|v| v.skill == skill.name && v.sha256.is_some() && v.sha256 == on_disk);
@@ -416,7 +475,11 @@ impl DraftService {
             .store
             .call(move |c| provenance::latest(c, &name_owned))
             .await?
-            .ok_or_else(|| EngineError::NotFound(format!("Lull never wrote a skill named {name}; nothing to roll back")))?;
+            .ok_or_else(|| {
+                EngineError::NotFound(format!(
+                    "Lull never wrote a skill named {name}; nothing to roll back"
+                ))
+            })?;
         let Some(written) = latest.sha256.clone() else {
             return Err(EngineError::Conflict(format!(
                 "Lull's last change to {name} removed it; there is nothing of Lull's on disk to roll back"
@@ -427,7 +490,12 @@ impl DraftService {
         let (restored, replaced) = tokio::task::spawn_blocking(move || {
             let replaced = read_skill_file(&dir, &skill)?;
             let restored = match &previous {
-                Some(text) => Some(write_skill_file(&dir, &skill, text, &Expected::Sha256(written))?),
+                Some(text) => Some(write_skill_file(
+                    &dir,
+                    &skill,
+                    text,
+                    &Expected::Sha256(written),
+                )?),
                 None => {
                     remove_skill_file(&dir, &skill, &written)?;
                     None
@@ -448,7 +516,9 @@ impl DraftService {
                     action: Action::Rollback,
                     draft_id: None,
                     sha256: restored.as_deref(),
-                    previous: replaced.as_ref().map(|f| (f.text.as_str(), f.sha256.as_str())),
+                    previous: replaced
+                        .as_ref()
+                        .map(|f| (f.text.as_str(), f.sha256.as_str())),
                 };
                 provenance::record(c, &write, now)
             })
@@ -458,7 +528,11 @@ impl DraftService {
             skill: name.to_string(),
             version,
         });
-        Ok(self.skills().await?.into_iter().find(|entry| entry.name == name))
+        Ok(self
+            .skills()
+            .await?
+            .into_iter()
+            .find(|entry| entry.name == name))
     }
 
     fn announce(&self, draft_id: &str, skill: &str, status: DraftStatus) {
@@ -472,13 +546,19 @@ impl DraftService {
 
 /// A draft with what is on disk now: the diff, whether the base changed, and whether and why
 /// *Approve* is refused.
-fn view(dir: &std::path::Path, draft: Draft, dismissals: &[Dismissal], lull_sha: Option<String>) -> DraftView {
+fn view(
+    dir: &std::path::Path,
+    draft: Draft,
+    dismissals: &[Dismissal],
+    lull_sha: Option<String>,
+) -> DraftView {
     let on_disk: Result<Option<SkillFile>, WriteError> = read_skill_file(dir, &draft.skill);
     let (current, unreadable) = match on_disk {
         Ok(current) => (current, None),
         Err(err) => (None, Some(err.to_string())),
     };
-    let base_changed = unreadable.is_none() && current.as_ref().map(|f| &f.sha256) != draft.base_sha256.as_ref();
+    let base_changed =
+        unreadable.is_none() && current.as_ref().map(|f| &f.sha256) != draft.base_sha256.as_ref();
     let origin = match &current {
         None => Origin::New,
         Some(file) if Some(&file.sha256) == lull_sha.as_ref() => Origin::Lull,
@@ -509,7 +589,11 @@ fn view(dir: &std::path::Path, draft: Draft, dismissals: &[Dismissal], lull_sha:
     let description = parse_skill_md(&draft.skill_md, &draft.skill)
         .map(|skill| skill.description)
         .unwrap_or_default();
-    let diff = unified_diff(&draft.skill, current.as_ref().map(|f| f.text.as_str()), &draft.skill_md);
+    let diff = unified_diff(
+        &draft.skill,
+        current.as_ref().map(|f| f.text.as_str()),
+        &draft.skill_md,
+    );
     let StoredReport {
         max_risk,
         sha256,
@@ -562,7 +646,10 @@ fn blocked_reason(
             return Some(format!("the draft is {} already", draft.status.as_str()))
         }
         DraftStatus::Evaluating => {
-            return Some("the draft is still being evaluated; it can be approved when its evaluation ends".into())
+            return Some(
+                "the draft is still being evaluated; it can be approved when its evaluation ends"
+                    .into(),
+            )
         }
         DraftStatus::Blocked | DraftStatus::ReviewPending => {}
     }
@@ -602,7 +689,9 @@ fn refusal(err: WriteError) -> EngineError {
 fn checked_reason(reason: &str) -> Result<String, EngineError> {
     let reason = reason.trim();
     if reason.is_empty() {
-        return Err(EngineError::Invalid("a reason is required: say why, in a few words".into()));
+        return Err(EngineError::Invalid(
+            "a reason is required: say why, in a few words".into(),
+        ));
     }
     if reason.chars().count() > MAX_REASON_CHARS {
         return Err(EngineError::Invalid(format!(

@@ -322,7 +322,7 @@ pub fn is_skill_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const GOOD: &str = r#"{"candidates":[{"skill":"git-bisect","kind":"create","rationale":"worked",
@@ -429,8 +429,9 @@ mod tests {
 
     /// The longest text the grammar llama.cpp builds from `schema` admits, taking the longest
     /// choice everywhere (most items, most characters, each character escaped as `\uXXXX`, most
-    /// whitespace). Panics on any part the grammar leaves unbounded.
-    fn longest_text(schema: &Value) -> String {
+    /// whitespace). Panics on any part the grammar leaves unbounded. Drafts' schemas are
+    /// measured with it too.
+    pub(crate) fn longest_text(schema: &Value) -> String {
         // Every value rule ends with `space`.
         let value = |text: String| text + LONGEST_SPACE;
         if let Some(options) = schema.get("enum") {
