@@ -126,7 +126,8 @@ impl Default for ReviewsConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LearningConfig {
-    /// Drafts synthesised per worker run at most.
+    /// Drafts queued for synthesis at most (a run tops the queue up to it); 0 turns drafting
+    /// off, and candidates stay `open`.
     pub max_drafts_per_run: u32,
     /// Attempts before a candidate is terminally failed.
     pub max_retries: u32,

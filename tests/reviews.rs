@@ -204,6 +204,8 @@ async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Durat
     let dir = tempfile::tempdir().unwrap();
     // The probe is a seam here; the state file is set anyway so nothing reads the real one.
     config.server.state_file = dir.path().join("server.json");
+    // These tests count the review's own requests: no drafts of its candidates.
+    config.learning.max_drafts_per_run = 0;
     let paths = Paths {
         data_dir: dir.path().to_path_buf(),
         config_file: dir.path().join("config.toml"),

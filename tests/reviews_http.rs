@@ -39,6 +39,8 @@ fn config_for(state_file: &Path) -> Config {
     config.server.state_file = state_file.to_path_buf();
     config.scheduler.settle_s = 1;
     config.scheduler.settle_after_preemption_s = 1;
+    // These tests follow one review's requests: no drafts of its candidates.
+    config.learning.max_drafts_per_run = 0;
     config
 }
 

@@ -196,10 +196,13 @@ fn on_virtual_clock(trace: &Trace, policy: &Policy) -> Result<PolicyMetrics, Sim
                     config_file: data_dir.0.join("config.toml"),
                     data_dir: data_dir.0.clone(),
                 };
-                let config = Config {
+                // The simulation measures reviews: its modelled model answers as a reviewer, so
+                // the candidates it yields are not drafted (README, the simulator's limits).
+                let mut config = Config {
                     scheduler: scheduler.clone(),
                     ..Config::default()
                 };
+                config.learning.max_drafts_per_run = 0;
                 let production = Production::open(server.clone(), config, paths).await?;
                 drive(trace, &server, production).await?;
             }
