@@ -292,8 +292,8 @@ impl Engine {
         )
         .await?;
         let shutdown = watch::channel(false).0;
+        tokio::spawn(picker.clone().run(events.subscribe(), shutdown.subscribe()));
         tokio::spawn(dispatcher.clone().run(shutdown.subscribe()));
-        tokio::spawn(picker.clone().run(shutdown.subscribe()));
         if let Some(changes) = seams.server_changes {
             tokio::spawn(forward_server_changes(
                 changes,

@@ -5,8 +5,10 @@
 
 #[path = "common/daemon.rs"]
 mod daemon;
+#[path = "common/managed.rs"]
+mod managed;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,10 +19,11 @@ use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
 use lull::llm::{ChatMessage, PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
 use lull::reviews::ReviewStatus;
-use lull::{Engine, Paths};
+use lull::Engine;
 use lull_stand_in::{wait_until, Endpoint, PromptRead, StandIn, StandInConfig};
 
 use daemon::Daemon;
+use managed::{engine_beside, managed_stand_in, next_event, paths_in};
 
 /// A valid answer whose many words stream for a while at the stand-in's pace.
 fn slow_valid_answer() -> String {
@@ -75,67 +78,13 @@ async fn wait_for_tokens(server: &StandIn, model: &str, tokens: u64, limit: Dura
     wait_until(limit, || server.tokens_streamed(model) >= target).await;
 }
 
-async fn next_event(
-    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
-    limit: Duration,
-    wanted: impl Fn(&EngineEvent) -> bool,
-) -> EngineEvent {
-    tokio::time::timeout(limit, async {
-        loop {
-            let event = events.recv().await.expect("event stream open");
-            if wanted(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("the expected event arrived in time")
-}
-
-/// Starts the stand-in and writes a supervisor state file for it (with this process's pid, so
-/// it is alive) at `<dir>/server.json`.
-async fn managed_stand_in(dir: &Path, config: StandInConfig) -> (StandIn, PathBuf) {
-    let server = StandIn::start(config).await.unwrap();
-    let state_file = dir.join("server.json");
-    server
-        .write_state_file(&state_file, std::process::id())
-        .unwrap();
-    (server, state_file)
-}
-
-/// An engine data directory inside `dir`, with no config file.
-fn paths_in(dir: &Path) -> Paths {
-    Paths {
-        data_dir: dir.join("data"),
-        config_file: dir.join("none.toml"),
-    }
-}
-
-/// The stand-in as the managed server and an engine on `dir` beside it (`config_for`), with a
-/// subscription to the engine's events.
-async fn engine_beside(
-    dir: &Path,
-    config: StandInConfig,
-) -> (
-    StandIn,
-    Engine,
-    tokio::sync::broadcast::Receiver<EngineEvent>,
-) {
-    let (server, state_file) = managed_stand_in(dir, config).await;
-    let engine = Engine::open(config_for(&state_file), paths_in(dir))
-        .await
-        .unwrap();
-    let events = engine.events().subscribe();
-    (server, engine, events)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_start_drops_the_stream_within_500_ms_and_the_review_completes_later() {
     let dir = tempfile::tempdir().unwrap();
     let config = StandInConfig::single("tiny")
         .with_api_key("k")
         .with_pace(Duration::from_millis(40));
-    let (server, engine, mut events) = engine_beside(dir.path(), config).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config, config_for).await;
     server.push_reply("tiny", slow_valid_answer());
     server.push_reply("tiny", slow_valid_answer());
     let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
@@ -192,7 +141,7 @@ async fn another_client_slows_our_stream_and_one_slots_read_confirms_the_preempt
     let config = StandInConfig::single("tiny")
         .with_pace(Duration::from_millis(20))
         .with_contention_factor(100.0);
-    let (server, engine, mut events) = engine_beside(dir.path(), config).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config, config_for).await;
     server.push_reply("tiny", slow_valid_answer());
     engine.submit_review(submission("s1")).await.unwrap();
     wait_until(Duration::from_secs(30), || server.busy_slots("tiny") == 1).await;
@@ -283,7 +232,7 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
         .with_pace(Duration::from_millis(1))
         .with_prompt_pace(Duration::from_millis(20))
         .with_batch_tokens(32);
-    let (server, engine, mut events) = engine_beside(dir.path(), config).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config, config_for).await;
     server.push_reply("tiny", slow_valid_answer());
     let (id, _) = engine
         .submit_review(long_submission("s1", 2500))
@@ -365,7 +314,7 @@ async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_who
             .with_prompt_pace(Duration::from_millis(40))
             .with_batch_tokens(32)
     };
-    let (server, engine, mut events) = engine_beside(dir.path(), config()).await;
+    let (server, engine, mut events) = engine_beside(dir.path(), config(), config_for).await;
     server.push_reply("tiny", slow_valid_answer());
     let (id, _) = engine
         .submit_review(long_submission("s1", 3000))
@@ -532,6 +481,7 @@ async fn garbage_from_a_prompt_step_route_fails_the_run_clearly_and_the_review_i
     let (server, engine, mut events) = engine_beside(
         dir.path(),
         StandInConfig::single("tiny").with_pace(Duration::from_millis(1)),
+        config_for,
     )
     .await;
     server.inject_fault(Endpoint::Tokenize, lull_stand_in::Fault::Garbage);

@@ -177,6 +177,19 @@ fn destructive_commands() {
         category,
         Risk::Critical,
     );
+    // In a code span of prose, with the sentence's punctuation after it.
+    for prose in [
+        "Then run `rm -rf ~/`.",
+        "Then run `rm -rf ~`, and start again.",
+        "Finally: rm -rf ~/.",
+    ] {
+        caught(
+            prose,
+            "destructive.remove-everything",
+            category,
+            Risk::Critical,
+        );
+    }
     caught(
         &code("sudo dd if=/dev/zero of=/dev/sda bs=1M"),
         "destructive.wipe-disk",

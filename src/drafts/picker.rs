@@ -75,8 +75,13 @@ impl DraftPicker {
     }
 
     /// Picks at every interval and whenever a review stores candidates, until `shutdown`.
-    pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>) {
-        let mut events = self.events.subscribe();
+    /// `events` is subscribed by the caller before the engine starts work, so no review's
+    /// completion can go by unheard.
+    pub async fn run(
+        self: Arc<Self>,
+        mut events: broadcast::Receiver<EngineEvent>,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
         let mut ticks = tokio::time::interval(self.interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

@@ -423,7 +423,8 @@ pub fn set_evaluation(
 }
 
 /// Stores a person's edit with its new safety report, re-based on the skill file as it is now
-/// (`base`: its sha256 and text; `None`: there is none).
+/// (`base`: its sha256 and text; `None`: there is none): the draft becomes an update of that
+/// file, or a create when there is none.
 pub fn set_text(
     connection: &Connection,
     id: &str,
@@ -433,7 +434,8 @@ pub fn set_text(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     connection.execute(
-        "UPDATE drafts SET skill_md = ?2, safety = ?3, base_sha256 = ?4, base_md = ?5, edited_at = ?6, updated_at = ?6
+        "UPDATE drafts SET skill_md = ?2, safety = ?3, base_sha256 = ?4, base_md = ?5, edited_at = ?6, updated_at = ?6,
+             kind = CASE WHEN ?4 IS NULL THEN 'create' ELSE 'update' END
          WHERE id = ?1",
         params![id, skill_md, encode_json(safety), base.map(|(sha, _)| sha), base.map(|(_, text)| text), now_ms],
     )?;

@@ -662,15 +662,15 @@ fn blocked_reason(
             if standing == 1 { " is" } else { "s are" }
         ));
     }
-    if base_changed {
-        return Some(format!(
-            "{}/SKILL.md changed on disk since the draft was made: read the fresh diff, then edit the draft (an edit is made against the file as it is now) or reject it",
-            draft.skill
-        ));
-    }
     if origin == Origin::Foreign && draft.kind == DraftKind::Create {
         return Some(format!(
             "a skill named {} exists that Lull did not write, and this draft was proposed as a new skill: only a draft proposed as its update may change it",
+            draft.skill
+        ));
+    }
+    if base_changed {
+        return Some(format!(
+            "{}/SKILL.md changed on disk since the draft was made: read the fresh diff, then edit the draft (an edit is made against the file as it is now) or reject it",
             draft.skill
         ));
     }

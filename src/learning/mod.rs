@@ -383,6 +383,10 @@ impl Dispatcher {
         let mut changes = self.gate.changed();
         let mut settings = self.settings.clone();
         while !*shutdown.borrow() {
+            // Marked seen before looking, so a change that arrives while it looks wakes it
+            // again rather than being lost.
+            changes.mark_unchanged();
+            settings.mark_unchanged();
             let recheck_at = match self.dispatch_once().await {
                 Ok(Step::Again) => continue,
                 Ok(Step::Wait(recheck_at)) => recheck_at,
@@ -391,8 +395,6 @@ impl Dispatcher {
                     Some(Instant::now() + DISPATCH_ERROR_BACKOFF)
                 }
             };
-            changes.mark_unchanged();
-            settings.mark_unchanged();
             let sleep = async {
                 match recheck_at {
                     Some(at) => tokio::time::sleep_until(at).await,

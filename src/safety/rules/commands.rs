@@ -9,7 +9,8 @@ use super::{emit, hit, Context::*, Hit};
 use crate::safety::document::{Document, Line};
 use crate::safety::{regex, Category::*, RawFinding, Risk};
 
-static RM: LazyLock<Regex> = LazyLock::new(|| regex(r"\brm\s+([^\n;&|)]*)").expect("compiles"));
+// The arguments end where the command does: a separator, or the backtick closing a code span.
+static RM: LazyLock<Regex> = LazyLock::new(|| regex(r"\brm\s+([^\n;&|)`]*)").expect("compiles"));
 
 /// What `rm -r` must never be pointed at.
 const PRECIOUS_TARGETS: &[&str] = &[
@@ -54,6 +55,7 @@ pub(super) fn remove_recursively(line: &Line, findings: &mut Vec<RawFinding>) {
             .as_str()
             .split_whitespace()
             .map(|w| w.replace(['"', '\'', '`'], ""))
+            .map(|w| without_sentence_end(&w).to_string())
             .collect();
         let recursive = words.iter().any(|w| {
             *w == "--recursive"
@@ -79,6 +81,16 @@ pub(super) fn remove_recursively(line: &Line, findings: &mut Vec<RawFinding>) {
                 format!("deletes `{what}` and everything under it: delete the command, or name the project folder meant (for example ./build)"),
             ),
         );
+    }
+}
+
+/// A word without the punctuation of the sentence around it (`~/.` in "run rm -rf ~/."), but
+/// `.` and `..` themselves kept.
+fn without_sentence_end(word: &str) -> &str {
+    let trimmed = word.trim_end_matches([',', ';', ':', '!', '?']);
+    match trimmed.strip_suffix('.') {
+        Some(rest) if !rest.is_empty() && !rest.ends_with('.') => rest,
+        _ => trimmed,
     }
 }
 
