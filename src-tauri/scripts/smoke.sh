@@ -5,7 +5,8 @@
 #   1. the app starts, opens its 900x640 "Lull" window and hosts the engine's local API
 #   2. closing the window destroys it (no web process left) and the app keeps running
 #   3. the tray menu (driven over D-Bus, as a panel would) holds the items of DESIGN §1, with
-#      counts from the engine; "Pause learning" pauses the engine and its check follows
+#      counts from the engine; the drafts item opens the window; "Pause learning" pauses the
+#      engine and its check follows
 #   4. a review submitted through the API shows in "Queue: N deferred reviews" (an engine event,
 #      not a poll), and that item opens the window
 #   5. a second launch hands over to the first instance and exits 0
@@ -77,6 +78,11 @@ tray_menu_ready() { menu_has "Open Lull" && menu_has "Quit"; }
 check "the tray menu holds Open Lull and Quit" wait_until "$WAIT_CHANGE_S" tray_menu_ready
 check "the tray menu counts the deferred reviews" \
     wait_until "$WAIT_CHANGE_S" menu_has "Queue: 0 deferred reviews"
+check "… and the drafts waiting for review" menu_has "0 drafts waiting for review…"
+click_menu "0 drafts waiting for review…" || true
+check "the drafts item opens the window" wait_until "$WAIT_WINDOW_S" has_window
+python3 "$HERE/x11_close.py" "$(main_window)"
+check "… which closes again" wait_until "$WAIT_CHANGE_S" no_window
 check "Defer learning until idle is a check item, checked (defer mode auto)" \
     menu_check_is "Defer learning until idle" 1
 check "Pause learning is a check item, unchecked" menu_check_is "Pause learning" 0

@@ -1,6 +1,7 @@
 // The names of every Tauri command the app registers, shared by `build.rs` (which declares one
-// `allow-<name>` / `deny-<name>` permission per command) and by the test in `lib.rs` that checks
-// each command registered in `generate_handler!` is listed here and granted by a capability.
+// `allow-<name>` / `deny-<name>` permission per command) and by the tests in `lib.rs` that check
+// each command registered in `generate_handler!` is listed here and granted by a capability, and
+// that the UI (ui/src/lib/backend.ts) invokes exactly these names.
 //
 // This file is `include!`d, so it holds a single item and no `//!` docs.
 
@@ -11,6 +12,12 @@ pub const COMMAND_NAMES: &[&str] = &[
     "list_reviews",
     "run_review_now",
     "drop_review",
+    "list_drafts",
+    "get_draft",
+    "approve_draft",
+    "reject_draft",
+    "edit_draft",
+    "dismiss_finding",
     "get_settings",
     "update_settings",
 ];

@@ -172,7 +172,7 @@ impl EngineHost {
 
     /// Starts the API and the event forwarder around a freshly opened engine.
     fn run(&self, app: &AppHandle, engine: Engine) {
-        let forwarder = events::forward(app.clone(), engine.events().subscribe());
+        let forwarder = events::forward(app.clone(), engine.clone(), engine.events().subscribe());
         let (api_shutdown, stop_requested) = oneshot::channel::<()>();
         let api_app = app.clone();
         let api_engine = engine.clone();

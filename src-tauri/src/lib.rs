@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod about;
+mod drafts;
 mod error;
 mod events;
 mod host;
@@ -61,7 +62,8 @@ pub fn run() -> anyhow::Result<()> {
         .manage(EngineHost::default())
         .manage(notify::ServerPresence::default())
         // Commands, grouped by domain. Every name here must be in `COMMAND_NAMES`
-        // (src/command_names.rs) and granted in capabilities/; a test below checks both.
+        // (src/command_names.rs) and granted in capabilities/, and the UI must call exactly
+        // these (ui/src/lib/backend.ts); the tests below check all three.
         .invoke_handler(tauri::generate_handler![
             // About the app: version and build facts.
             about::commands::app_version,
@@ -71,6 +73,13 @@ pub fn run() -> anyhow::Result<()> {
             reviews::commands::list_reviews,
             reviews::commands::run_review_now,
             reviews::commands::drop_review,
+            // Drafts: read, edit, dismiss a finding, approve or reject.
+            drafts::commands::list_drafts,
+            drafts::commands::get_draft,
+            drafts::commands::approve_draft,
+            drafts::commands::reject_draft,
+            drafts::commands::edit_draft,
+            drafts::commands::dismiss_finding,
             // Settings: defer mode, pause, reviews on or off.
             settings::commands::get_settings,
             settings::commands::update_settings,
@@ -149,6 +158,35 @@ mod tests {
             }
         }
         granted
+    }
+
+    /// The command names the UI invokes: `call<T>("name"` and `invoke<T>("name"` in
+    /// ui/src/lib/backend.ts, the one place the UI talks to this app.
+    fn ui_invoked_commands() -> BTreeSet<String> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/backend.ts");
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let mut names = BTreeSet::new();
+        for needle in ["call<", "invoke<"] {
+            for (start, _) in source.match_indices(needle) {
+                let rest = &source[start + needle.len()..];
+                // The type argument (no nested generics there), then `("name"`.
+                let Some(after_type) = rest.find('>').map(|end| &rest[end + 1..]) else {
+                    continue;
+                };
+                let Some(quoted) = after_type.strip_prefix("(\"") else {
+                    continue; // `call<T>(command: string…`: the helper itself.
+                };
+                let name = &quoted[..quoted.find('"').expect("closing quote")];
+                names.insert(name.to_owned());
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn the_ui_invokes_exactly_the_declared_commands() {
+        let declared: BTreeSet<String> = COMMAND_NAMES.iter().map(|s| s.to_string()).collect();
+        assert_eq!(ui_invoked_commands(), declared);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Desktop notifications: few, and each one worth the interruption.
 //!
-//! Today: a review found something to learn; a review failed for good; the engine could not
-//! start; and, when the person turned it on in Settings (off by default), the managed server
-//! appeared or went away. Everything else (a review queued, started, preempted, retried, a slot
-//! busy) is visible in the window and would only be noise here. [`note_for`] and
-//! [`ServerPresence::note_for`] decide, and are pure so tests read them as tables.
+//! Today: a review found something to learn; a review failed for good; drafts became ready for
+//! review (one notification per burst, [`ReadyDrafts`]); the engine could not start; and, when
+//! the person turned it on in Settings (off by default), the managed server appeared or went
+//! away. Everything else (a review queued, started, preempted, retried, a slot busy, a person's
+//! own edit of a draft) is visible in the window and would only be noise here. [`note_for`],
+//! [`ServerPresence::note_for`] and [`ReadyDrafts`] decide, and are pure so tests read them as
+//! tables.
 
 use std::sync::Mutex;
 
@@ -15,6 +17,10 @@ use tauri_plugin_notification::NotificationExt as _;
 
 use crate::host::EngineHost;
 use crate::tray::plural;
+
+pub(crate) mod drafts;
+
+pub use drafts::ReadyDrafts;
 
 /// A notification's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +127,9 @@ pub fn engine_failed(app: &AppHandle, message: &str) {
     );
 }
 
-fn show(app: &AppHandle, note: Note) {
+/// Shows `note`. For notes with no switch in Settings, such as a burst of ready drafts; a
+/// note that has one goes through [`on_event`].
+pub fn show(app: &AppHandle, note: Note) {
     let shown = app
         .notification()
         .builder()

@@ -3,7 +3,7 @@
 //! Invariant: everything the tray offers is a menu item, because on Linux (AppIndicator) the
 //! tray sends no click events. The menu, top to bottom:
 //!
-//! - *N drafts waiting for review…*: opens the window on Drafts
+//! - *N drafts waiting for review…* (review pending or blocked): opens the window on Drafts
 //! - *Queue: N deferred reviews*: opens the window on Reviews
 //! - *Defer learning until idle* (check): defer mode `auto` ↔ `never`
 //! - *Pause learning* (check)
@@ -16,6 +16,7 @@
 use std::sync::Arc;
 
 use lull::config::DeferMode;
+use lull::engine::DraftCounts;
 use lull::settings::SettingsPatch;
 use lull::Status;
 use tauri::image::Image;
@@ -82,7 +83,7 @@ impl TrayLook {
             TrayLook::Paused
         } else if facts.running_reviews > 0 || facts.running_jobs > 0 {
             TrayLook::Learning
-        } else if facts.drafts_pending > 0 {
+        } else if facts.drafts_waiting > 0 {
             TrayLook::Attention
         } else {
             TrayLook::Idle
@@ -103,8 +104,8 @@ pub struct TrayFacts {
     pub running_reviews: u64,
     /// Training jobs running now.
     pub running_jobs: u64,
-    /// Drafts waiting for Approve / Reject.
-    pub drafts_pending: u64,
+    /// Drafts waiting for a person: see [`drafts_waiting`].
+    pub drafts_waiting: u64,
 }
 
 impl From<&Status> for TrayFacts {
@@ -115,9 +116,16 @@ impl From<&Status> for TrayFacts {
             queued_reviews: status.queue.queued,
             running_reviews: status.queue.running,
             running_jobs: status.jobs.running,
-            drafts_pending: status.drafts.review_pending,
+            drafts_waiting: drafts_waiting(&status.drafts),
         }
     }
+}
+
+/// The drafts *N drafts waiting for review…* counts: those waiting for *Approve* / *Reject*
+/// and those a critical finding blocked, because both wait for the person (a blocked draft's
+/// finding can be dismissed, or the draft edited or rejected).
+pub fn drafts_waiting(counts: &DraftCounts) -> u64 {
+    counts.review_pending + counts.blocked
 }
 
 /// Everything the tray shows, computed from the engine's state alone.
@@ -148,7 +156,7 @@ impl TrayModel {
             tooltip: look.tooltip().to_owned(),
             drafts_label: format!(
                 "{} waiting for review…",
-                plural(facts.drafts_pending, "draft")
+                plural(facts.drafts_waiting, "draft")
             ),
             queue_label: format!("Queue: {}", plural(facts.queued_reviews, "deferred review")),
             engine_items_enabled: true,
@@ -379,7 +387,7 @@ mod tests {
             paused,
             queued_reviews: queued,
             running_reviews: running,
-            drafts_pending: drafts,
+            drafts_waiting: drafts,
             ..TrayFacts::default()
         }
     }
@@ -410,6 +418,16 @@ mod tests {
         assert_eq!(model.drafts_label, "1 draft waiting for review…");
         assert_eq!(model.queue_label, "Queue: 2 deferred reviews");
         assert!(!model.defer_checked && !model.pause_checked);
+    }
+
+    #[test]
+    fn blocked_drafts_wait_for_the_person_too() {
+        let counts = DraftCounts {
+            review_pending: 2,
+            blocked: 1,
+        };
+        assert_eq!(drafts_waiting(&counts), 3);
+        assert_eq!(drafts_waiting(&DraftCounts::default()), 0);
     }
 
     #[test]
