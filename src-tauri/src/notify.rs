@@ -1,6 +1,6 @@
 //! Desktop notifications: few, and each one worth the interruption.
 //!
-//! Today: a review found something to learn; a review failed for good; drafts became ready for
+//! Today: a review failed for good; drafts became ready for
 //! review (one notification per burst, [`ReadyDrafts`]); the engine could not start; and, when
 //! the person turned it on in Settings (off by default), the managed server appeared or went
 //! away. Everything else (a review queued, started, preempted, retried, a slot busy, a person's
@@ -16,7 +16,6 @@ use tauri::{AppHandle, Manager as _};
 use tauri_plugin_notification::NotificationExt as _;
 
 use crate::host::EngineHost;
-use crate::tray::plural;
 
 pub(crate) mod drafts;
 
@@ -34,13 +33,6 @@ pub struct Note {
 /// The notification an engine event deserves, if any.
 pub fn note_for(event: &EngineEvent) -> Option<Note> {
     match event {
-        EngineEvent::ReviewCompleted { candidates, .. } if *candidates > 0 => Some(Note {
-            title: "Lull found something to learn".into(),
-            body: format!(
-                "A review proposed {}. Nothing goes live until you approve a draft.",
-                plural(*candidates as u64, "skill candidate")
-            ),
-        }),
         EngineEvent::ReviewFailed {
             error,
             will_retry: false,
@@ -224,8 +216,9 @@ mod tests {
     }
 
     #[test]
-    fn only_findings_and_final_failures_notify() {
-        assert_eq!(note_for(&completed(0)), None);
+    fn only_final_failures_of_reviews_notify() {
+        // What a review found notifies once it is a draft (`ReadyDrafts`), not before.
+        assert_eq!(note_for(&completed(2)), None);
         assert_eq!(note_for(&failed(true)), None);
         assert_eq!(
             note_for(&EngineEvent::ReviewStarted {
@@ -234,16 +227,6 @@ mod tests {
             }),
             None
         );
-
-        let found = note_for(&completed(2)).expect("a finding notifies");
-        assert_eq!(
-            found.body,
-            "A review proposed 2 skill candidates. Nothing goes live until you approve a draft."
-        );
-        assert!(note_for(&completed(1))
-            .unwrap()
-            .body
-            .contains("1 skill candidate."));
 
         let gave_up = note_for(&failed(false)).expect("a final failure notifies");
         assert_eq!(gave_up.title, "A review failed");
