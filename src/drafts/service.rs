@@ -191,16 +191,19 @@ impl DraftService {
             })
             .await?;
         let dir = self.dir();
-        Ok(rows
-            .into_iter()
-            .map(|(draft, dismissals, lull_sha)| view(&dir, draft, &dismissals, lull_sha))
-            .collect())
+        off_runtime(move || {
+            rows.into_iter()
+                .map(|(draft, dismissals, lull_sha)| view(&dir, draft, &dismissals, lull_sha))
+                .collect()
+        })
+        .await
     }
 
     /// One draft.
     pub async fn get(&self, id: &str) -> Result<DraftView, EngineError> {
         let (draft, dismissals, lull_sha) = self.load(id).await?;
-        Ok(view(&self.dir(), draft, &dismissals, lull_sha))
+        let dir = self.dir();
+        off_runtime(move || view(&dir, draft, &dismissals, lull_sha)).await
     }
 
     async fn load(&self, id: &str) -> Result<(Draft, Vec<Dismissal>, Option<String>), EngineError> {
@@ -224,7 +227,10 @@ impl DraftService {
     pub async fn approve(&self, id: &str) -> Result<DraftView, EngineError> {
         let (draft, dismissals, lull_sha) = self.load(id).await?;
         let dir = self.dir();
-        let shown = view(&dir, draft.clone(), &dismissals, lull_sha);
+        let shown = {
+            let (dir, draft) = (dir.clone(), draft.clone());
+            off_runtime(move || view(&dir, draft, &dismissals, lull_sha)).await?
+        };
         if let Some(reason) = shown.blocked_reason {
             return Err(EngineError::ApprovalRefused(reason));
         }
@@ -353,9 +359,8 @@ impl DraftService {
         let report = safety::check_text("SKILL.md", skill_md);
         let dir = self.dir();
         let skill = draft.skill.clone();
-        let base = tokio::task::spawn_blocking(move || read_skill_file(&dir, &skill))
-            .await
-            .map_err(|err| EngineError::Startup(format!("the skill reader panicked: {err}")))?
+        let base = off_runtime(move || read_skill_file(&dir, &skill))
+            .await?
             .map_err(refusal)?;
         let critical = report.max_risk == Risk::Critical;
         let next = match (draft.status, critical) {
@@ -447,24 +452,26 @@ impl DraftService {
     pub async fn skills(&self) -> Result<Vec<SkillEntry>, EngineError> {
         let versions = self.store.call(|c| provenance::all_latest(c)).await?;
         let set = self.skills.current();
-        Ok(set
-            .skills
-            .values()
-            .map(|skill| {
-                let on_disk = std::fs::read(&skill.path)
-                    .ok()
-                    .map(|bytes| crate::skills::sha256_hex(&bytes));
-                let lull = versions
-                    .iter()
-                    .find(|v| v.skill == skill.name && v.sha256.is_some() && v.sha256 == on_disk);
-                SkillEntry {
-                    name: skill.name.clone(),
-                    description: skill.description.clone(),
-                    origin: if lull.is_some() { "lull" } else { "foreign" },
-                    version: lull.map(|v| v.version),
-                }
-            })
-            .collect())
+        off_runtime(move || {
+            set.skills
+                .values()
+                .map(|skill| {
+                    let on_disk = std::fs::read(&skill.path)
+                        .ok()
+                        .map(|bytes| crate::skills::sha256_hex(&bytes));
+                    let lull = versions.iter().find(|v| {
+                        v.skill == skill.name && v.sha256.is_some() && v.sha256 == on_disk
+                    });
+                    SkillEntry {
+                        name: skill.name.clone(),
+                        description: skill.description.clone(),
+                        origin: if lull.is_some() { "lull" } else { "foreign" },
+                        version: lull.map(|v| v.version),
+                    }
+                })
+                .collect()
+        })
+        .await
     }
 
     /// Puts back the text a skill had before Lull's last write of it (removing the skill when
@@ -487,7 +494,7 @@ impl DraftService {
         };
         let dir = self.dir();
         let (skill, previous) = (name.to_string(), latest.previous_md.clone());
-        let (restored, replaced) = tokio::task::spawn_blocking(move || {
+        let (restored, replaced) = off_runtime(move || {
             let replaced = read_skill_file(&dir, &skill)?;
             let restored = match &previous {
                 Some(text) => Some(write_skill_file(
@@ -503,8 +510,7 @@ impl DraftService {
             };
             Ok::<_, WriteError>((restored, replaced))
         })
-        .await
-        .map_err(|err| EngineError::Startup(format!("the skill writer panicked: {err}")))?
+        .await?
         .map_err(refusal)?;
         let now = self.clock.now_ms();
         let skill = name.to_string();
@@ -675,6 +681,15 @@ fn blocked_reason(
         ));
     }
     None
+}
+
+/// Runs file-system work off the async runtime.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, EngineError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| EngineError::Startup(format!("skill file work panicked: {err}")))
 }
 
 /// A writer's refusal, as the person reads it.
