@@ -1,7 +1,8 @@
 //! The one error shape of the API: `{"error":{"code":"snake_case","message":"…"}}`.
 
-use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{FromRequest, Request};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, OptionalFromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
@@ -111,17 +112,56 @@ where
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let axum::Json(value) =
-            axum::Json::<serde_json::Value>::from_request(request, state).await?;
+            <axum::Json<serde_json::Value> as FromRequest<S>>::from_request(request, state).await?;
         serde_path_to_error::deserialize(value)
             .map(ApiJson)
             .map_err(|err| {
-                let field = err.path().to_string();
+                // serde_path_to_error names the body itself `.` (a missing field, a wrong type).
+                let path = err.path().to_string();
+                let place = if path == "." {
+                    "the body".to_string()
+                } else {
+                    format!("field `{path}`")
+                };
                 ApiError::new(
                     StatusCode::UNPROCESSABLE_ENTITY,
                     "invalid_body",
-                    format!("field `{field}`: {}", err.into_inner()),
+                    format!("{place}: {}", err.into_inner()),
                 )
             })
+    }
+}
+
+/// `Option<ApiJson<T>>`, for a route whose body may be left out (*Approve*'s `{}`): an empty
+/// body is `None`, whatever its `Content-Type` says (`curl -X POST` with the README's headers
+/// sends one), and any other body is read exactly as [`ApiJson`] reads it.
+impl<S, T> OptionalFromRequest<S> for ApiJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Option<Self>, ApiError> {
+        let (parts, body) = request.into_parts();
+        // The parts go along, so the body limit in their extensions holds for this read too.
+        let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state).await?;
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let request = Request::from_parts(parts, Body::from(bytes));
+        <ApiJson<T> as FromRequest<S>>::from_request(request, state)
+            .await
+            .map(Some)
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(rejection: BytesRejection) -> ApiError {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return body_too_large();
+        }
+        ApiError::new(rejection.status(), "bad_request", rejection.body_text())
     }
 }
 
@@ -139,3 +179,27 @@ impl From<QueryRejection> for ApiError {
 #[derive(axum::extract::FromRequestParts)]
 #[from_request(via(axum::extract::Query), rejection(ApiError))]
 pub struct ApiQuery<T>(pub T);
+
+/// A path parameter that does not parse (an index that is not a number, an id that is not
+/// UTF-8) names nothing: 404, in the one error shape. A route that does not match its
+/// extractor is Lull's bug, and says so.
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> ApiError {
+        if rejection.status().is_server_error() {
+            return ApiError::new(rejection.status(), "internal", rejection.body_text());
+        }
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!(
+                "{}: the path names nothing; see the API table in the README",
+                rejection.body_text()
+            ),
+        )
+    }
+}
+
+/// A path-parameter extractor whose failures use the API's error shape.
+#[derive(axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct ApiPath<T>(pub T);

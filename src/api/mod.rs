@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
@@ -24,11 +24,13 @@ use futures_util::{Stream, StreamExt};
 use serde_json::json;
 use tokio_stream::wrappers::BroadcastStream;
 
-pub use error::{ApiError, ApiJson, ApiQuery};
+pub use error::{ApiError, ApiJson, ApiPath, ApiQuery};
 pub use files::{load_or_create_token, ApiDiscovery};
 pub use guard::Guard;
 
 use crate::drafts::candidates::{Candidate, CandidateStatus};
+use crate::drafts::records::DraftStatus;
+use crate::drafts::service::{DraftView, SkillEntry};
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
 use crate::events::EngineEvent;
 use crate::reviews::{Review, ReviewStatus};
@@ -57,6 +59,17 @@ pub fn app(engine: Engine, guard: Guard) -> Router {
         .route("/v1/reviews/{id}", axum::routing::delete(drop_review))
         .route("/v1/reviews/{id}/run-now", post(run_review_now))
         .route("/v1/candidates", get(list_candidates))
+        .route("/v1/drafts", get(list_drafts))
+        .route("/v1/drafts/{id}", get(get_draft))
+        .route("/v1/drafts/{id}/approve", post(approve_draft))
+        .route("/v1/drafts/{id}/reject", post(reject_draft))
+        .route("/v1/drafts/{id}/edit", post(edit_draft))
+        .route(
+            "/v1/drafts/{id}/findings/{n}/dismiss",
+            post(dismiss_finding),
+        )
+        .route("/v1/skills", get(list_skills))
+        .route("/v1/skills/{name}/rollback", post(rollback_skill))
         .route("/v1/route", post(route))
         .route("/v1/outcomes", post(record_outcome))
         .route_layer(middleware::from_fn_with_state(
@@ -204,7 +217,7 @@ async fn list_reviews(
 
 async fn run_review_now(
     State(state): State<ApiState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
     state.engine.run_review_now(&id).await?;
     Ok(StatusCode::ACCEPTED)
@@ -212,7 +225,7 @@ async fn run_review_now(
 
 async fn drop_review(
     State(state): State<ApiState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
     state.engine.drop_review(&id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -224,6 +237,101 @@ async fn list_candidates(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let candidates: Vec<Candidate> = state.engine.candidates(filter.status).await?;
     Ok(Json(json!({ "candidates": candidates })))
+}
+
+async fn list_drafts(
+    State(state): State<ApiState>,
+    ApiQuery(filter): ApiQuery<StatusFilter<DraftStatus>>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let drafts: Vec<DraftView> = state.engine.drafts(filter.status).await?;
+    Ok(Json(json!({ "drafts": drafts })))
+}
+
+async fn get_draft(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<DraftView>, ApiError> {
+    Ok(Json(state.engine.draft(&id).await?))
+}
+
+/// *Approve* takes nothing; `{}` (or no body) says so, and anything else in it is refused.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Approval {}
+
+async fn approve_draft(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+    _approval: Option<ApiJson<Approval>>,
+) -> Result<Json<DraftView>, ApiError> {
+    Ok(Json(state.engine.approve_draft(&id).await?))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Reason {
+    reason: String,
+}
+
+async fn reject_draft(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Reason>,
+) -> Result<Json<DraftView>, ApiError> {
+    Ok(Json(state.engine.reject_draft(&id, &body.reason).await?))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Edit {
+    skill_md: String,
+}
+
+async fn edit_draft(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Edit>,
+) -> Result<Json<DraftView>, ApiError> {
+    Ok(Json(state.engine.edit_draft(&id, &body.skill_md).await?))
+}
+
+async fn dismiss_finding(
+    State(state): State<ApiState>,
+    ApiPath((id, n)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<Reason>,
+) -> Result<Json<DraftView>, ApiError> {
+    // Parsed here rather than by the extractor, so the answer can say how findings are named.
+    let index: usize = n.parse().map_err(|_| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!(
+                "draft {id} has no finding `{n}`: findings are named by their index, 0, 1, …, as the draft lists them"
+            ),
+        )
+    })?;
+    Ok(Json(
+        state
+            .engine
+            .dismiss_finding(&id, index, &body.reason)
+            .await?,
+    ))
+}
+
+async fn list_skills(State(state): State<ApiState>) -> Result<Json<serde_json::Value>, ApiError> {
+    let skills: Vec<SkillEntry> = state.engine.skills().await?;
+    Ok(Json(json!({ "skills": skills })))
+}
+
+/// `{"skill": SkillEntry, "removed": false}` when an older text was put back;
+/// `{"skill": null, "removed": true}` when Lull's write had created the skill, which is gone
+/// again.
+async fn rollback_skill(
+    State(state): State<ApiState>,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let skill: Option<SkillEntry> = state.engine.rollback_skill(&name).await?;
+    Ok(Json(json!({ "removed": skill.is_none(), "skill": skill })))
 }
 
 #[derive(serde::Deserialize)]

