@@ -16,7 +16,7 @@ use crate::drafts::candidates::{self, Candidate, CandidateStatus};
 use crate::drafts::kinds::{DraftWorkParts, EvaluationWork, SynthesisWork};
 use crate::drafts::picker::{DraftPicker, Pick};
 use crate::drafts::records::{self, DraftStatus};
-use crate::drafts::service::{DraftService, DraftView, SkillEntry};
+use crate::drafts::service::{DraftService, DraftView, RolledBack, SkillEntry};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
 use crate::learning::work;
@@ -593,9 +593,9 @@ impl Engine {
         self.inner.drafts.skills().await
     }
 
-    /// Restores the text a skill had before Lull's last write of it; `None` when that write
-    /// created it (the skill is gone again).
-    pub async fn rollback_skill(&self, name: &str) -> Result<Option<SkillEntry>, EngineError> {
+    /// Restores the text a skill had before Lull's last write of it, or removes the skill when
+    /// that write created it.
+    pub async fn rollback_skill(&self, name: &str) -> Result<RolledBack, EngineError> {
         self.inner.drafts.rollback(name).await
     }
 

@@ -15,7 +15,7 @@ use serde_json::json;
 use lull::config::Config;
 use lull::drafts::candidates::CandidateStatus;
 use lull::drafts::records::{DraftStatus, EvaluationStatus};
-use lull::drafts::service::{DraftView, Origin};
+use lull::drafts::service::{DraftView, Origin, SkillOrigin};
 use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
 use lull::llm::ChatMessage;
@@ -175,7 +175,10 @@ async fn a_transcript_becomes_an_approved_skill_on_disk_and_a_rejected_one_leave
     );
     let skills = engine.skills().await.unwrap();
     assert_eq!(skills.len(), 1);
-    assert_eq!((skills[0].origin, skills[0].version), ("lull", Some(1)));
+    assert_eq!(
+        (skills[0].origin, skills[0].version),
+        (SkillOrigin::Lull, Some(1))
+    );
     let routed = engine
         .route("find the commit that broke the build", None)
         .await
@@ -385,6 +388,10 @@ async fn an_edit_is_checked_again_and_approved_as_edited_and_a_rollback_restores
     let edited_text = format!("{}\n4. Write down the commit.\n", draft.skill_md);
     let edited = engine.edit_draft(&id, &edited_text).await.unwrap();
     assert!(edited.approvable, "{:?}", edited.blocked_reason);
+    assert!(
+        edited.evaluation.stale,
+        "the verdict judged the text before the edit"
+    );
     engine.approve_draft(&id).await.unwrap();
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),

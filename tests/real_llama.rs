@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use lull::config::Config;
 use lull::drafts::candidates::CandidateStatus;
 use lull::drafts::records::{DraftStatus, EvaluationStatus};
+use lull::drafts::service::SkillOrigin;
 use lull::engine::ReviewSubmission;
 use lull::llm::{ChatEndpoint, ChatMessage, ChatRequest, HttpLlmClient, LlmClient, StreamPace};
 use lull::reviews::prompt::{self, Window};
@@ -604,7 +605,7 @@ async fn the_real_small_model_learns_a_skill_from_a_review_to_an_approved_file()
     assert!(
         skills
             .iter()
-            .any(|s| s.name == draft.skill && s.origin == "lull"),
+            .any(|s| s.name == draft.skill && s.origin == SkillOrigin::Lull),
         "{skills:?}"
     );
     println!(

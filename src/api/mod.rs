@@ -330,8 +330,8 @@ async fn rollback_skill(
     State(state): State<ApiState>,
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let skill: Option<SkillEntry> = state.engine.rollback_skill(&name).await?;
-    Ok(Json(json!({ "removed": skill.is_none(), "skill": skill })))
+    let rolled_back = state.engine.rollback_skill(&name).await?;
+    Ok(Json(json!(rolled_back)))
 }
 
 #[derive(serde::Deserialize)]

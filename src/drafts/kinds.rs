@@ -477,6 +477,7 @@ impl WorkKind for EvaluationWork {
                             error: None,
                             prompt_tokens,
                             completion_tokens,
+                            stale: false,
                         };
                         (evaluation, true)
                     }

@@ -123,6 +123,9 @@ pub struct Evaluation {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens of its three requests, when reported.
     pub completion_tokens: Option<u64>,
+    /// The judge read a text a person has edited since.
+    #[serde(default)]
+    pub stale: bool,
 }
 
 impl Evaluation {
@@ -137,6 +140,7 @@ impl Evaluation {
             error: None,
             prompt_tokens: None,
             completion_tokens: None,
+            stale: false,
         }
     }
 }
@@ -418,6 +422,19 @@ pub fn set_evaluation(
     connection.execute(
         "UPDATE drafts SET evaluation = ?2, updated_at = ?3 WHERE id = ?1",
         params![id, encode_json(evaluation), now_ms],
+    )?;
+    Ok(())
+}
+
+/// Marks a draft's evaluation as one of the text before a person's edit.
+pub fn mark_evaluation_stale(
+    connection: &Connection,
+    id: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    connection.execute(
+        "UPDATE drafts SET evaluation = json_set(evaluation, '$.stale', json('true')), updated_at = ?2 WHERE id = ?1",
+        params![id, now_ms],
     )?;
     Ok(())
 }

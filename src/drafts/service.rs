@@ -133,6 +133,16 @@ pub struct DraftView {
     pub decided_at: Option<i64>,
 }
 
+/// Who wrote a skill on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillOrigin {
+    /// The file is the one Lull last wrote.
+    Lull,
+    /// Anything else: the person's, another tool's, or Lull's edited by hand.
+    Foreign,
+}
+
 /// A skill in the skills directory (`GET /v1/skills`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkillEntry {
@@ -140,10 +150,20 @@ pub struct SkillEntry {
     pub name: String,
     /// Its description.
     pub description: String,
-    /// `lull` when the file is the one Lull last wrote, else `foreign`.
-    pub origin: &'static str,
+    /// Who wrote it.
+    pub origin: SkillOrigin,
     /// The version Lull recorded, when it is Lull's.
     pub version: Option<u32>,
+}
+
+/// What a rollback did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RolledBack {
+    /// The skill as it is now, when a text was put back (`None` also when the text put back
+    /// is not a valid skill the index lists).
+    pub skill: Option<SkillEntry>,
+    /// True when Lull's write had created the skill, which is gone again.
+    pub removed: bool,
 }
 
 /// The person's side of skill learning; cheap to clone.
@@ -278,7 +298,7 @@ impl DraftService {
             // and the provenance says so; the status is theirs.
             tracing::warn!(draft = %draft.id, "draft changed status while it was approved");
         }
-        self.skills.rescan();
+        self.rescan().await?;
         self.events.emit(EngineEvent::SkillWritten {
             skill: draft.skill.clone(),
             version: version.1,
@@ -375,6 +395,7 @@ impl DraftService {
         };
         let now = self.clock.now_ms();
         let (draft_id, from, text) = (draft.id.clone(), draft.status, skill_md.to_string());
+        let evaluated_before = draft.evaluation.status == records::EvaluationStatus::Done;
         self.store
             .call(move |c| {
                 let transaction = c.transaction()?;
@@ -388,6 +409,9 @@ impl DraftService {
                 )?;
                 if next != from {
                     records::set_status(&transaction, &draft_id, from, next, None, now)?;
+                }
+                if next != DraftStatus::Evaluating && evaluated_before {
+                    records::mark_evaluation_stale(&transaction, &draft_id, now)?;
                 }
                 match next {
                     DraftStatus::Evaluating => {
@@ -465,7 +489,11 @@ impl DraftService {
                     SkillEntry {
                         name: skill.name.clone(),
                         description: skill.description.clone(),
-                        origin: if lull.is_some() { "lull" } else { "foreign" },
+                        origin: if lull.is_some() {
+                            SkillOrigin::Lull
+                        } else {
+                            SkillOrigin::Foreign
+                        },
                         version: lull.map(|v| v.version),
                     }
                 })
@@ -476,7 +504,7 @@ impl DraftService {
 
     /// Puts back the text a skill had before Lull's last write of it (removing the skill when
     /// that write created it). Refused when the file changed on disk since Lull wrote it.
-    pub async fn rollback(&self, name: &str) -> Result<Option<SkillEntry>, EngineError> {
+    pub async fn rollback(&self, name: &str) -> Result<RolledBack, EngineError> {
         let name_owned = name.to_string();
         let latest = self
             .store
@@ -514,6 +542,7 @@ impl DraftService {
         .map_err(refusal)?;
         let now = self.clock.now_ms();
         let skill = name.to_string();
+        let removed = restored.is_none();
         let version = self
             .store
             .call(move |c| {
@@ -529,16 +558,27 @@ impl DraftService {
                 provenance::record(c, &write, now)
             })
             .await?;
-        self.skills.rescan();
+        self.rescan().await?;
         self.events.emit(EngineEvent::SkillWritten {
             skill: name.to_string(),
             version,
         });
-        Ok(self
+        let skill = self
             .skills()
             .await?
             .into_iter()
-            .find(|entry| entry.name == name))
+            .find(|entry| entry.name == name);
+        Ok(RolledBack { skill, removed })
+    }
+
+    /// Rescans the skills directory now, so routing sees a write without waiting for the
+    /// watcher.
+    async fn rescan(&self) -> Result<(), EngineError> {
+        let skills = self.skills.clone();
+        off_runtime(move || {
+            skills.rescan();
+        })
+        .await
     }
 
     fn announce(&self, draft_id: &str, skill: &str, status: DraftStatus) {
