@@ -140,6 +140,9 @@ describe("evaluation", () => {
       "The evaluation failed: the judge's answer is not JSON. There is no verdict, so judge the draft by reading it.",
     );
     expect(evaluationSentence(evaluation({ status: "skipped", verdict: null }))).toMatch(/^Not evaluated: a critical safety finding/);
+    expect(evaluationSentence(evaluation({ status: "done", verdict: "helps", stale: true }))).toMatch(
+      /^Before your last edit, the judge found that this draft would have helped; the edited text was not judged again\.$/,
+    );
     expect(evaluationSentence(evaluation({ status: "pending", verdict: null }))).toMatch(/^Not evaluated yet/);
     expect(evaluationSentence(evaluation({ verdict: "helps" }))).toMatch(/would have helped/);
   });

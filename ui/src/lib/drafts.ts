@@ -67,6 +67,8 @@ export interface Evaluation {
   error: string | null;
   prompt_tokens: number | null;
   completion_tokens: number | null;
+  /** The judge read a text that was edited since. */
+  stale: boolean;
 }
 
 /** What the review proposed, that the draft was written from. */
@@ -254,6 +256,11 @@ export function evaluationSentence(evaluation: Evaluation): string {
       return "Not evaluated: a critical safety finding blocked this draft, so it was never replayed on a model. Read the findings below.";
     case "done":
       if (!evaluation.verdict) return "Evaluated, without a verdict.";
+      if (evaluation.stale) {
+        return `Before your last edit, the judge found that this draft would ${
+          { helps: "have helped", neutral: "make no clear difference", hurts: "have made the conversation worse" }[evaluation.verdict]
+        }; the edited text was not judged again.`;
+      }
       switch (evaluation.verdict) {
         case "helps":
           return "The judge found that this draft would have helped in the conversation it came from.";

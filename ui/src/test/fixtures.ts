@@ -91,6 +91,7 @@ export function draft(patch: Partial<Draft> = {}): Draft {
       error: null,
       prompt_tokens: 1200,
       completion_tokens: 80,
+      stale: false,
     },
     candidate: { rationale: "The agent lost uncommitted work during a rebase twice.", priority: 0.8, confidence: 0.6 },
     reject_reason: null,
