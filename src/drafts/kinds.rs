@@ -124,10 +124,6 @@ impl WorkKind for SynthesisWork {
         work::next_retry_at(connection, WorkKindName::Synthesize, now_ms)
     }
 
-    async fn drop_queued(&self, _id: &str, _reason: &str) -> bool {
-        false
-    }
-
     async fn claim(&self, id: &str) -> Option<Synthesis> {
         let now = self.0.clock.now_ms();
         let id_owned = id.to_string();
@@ -370,10 +366,6 @@ impl WorkKind for EvaluationWork {
         now_ms: i64,
     ) -> Result<Option<i64>, StoreError> {
         work::next_retry_at(connection, WorkKindName::Evaluate, now_ms)
-    }
-
-    async fn drop_queued(&self, _id: &str, _reason: &str) -> bool {
-        false
     }
 
     async fn claim(&self, id: &str) -> Option<Judging> {

@@ -137,8 +137,11 @@ pub trait WorkKind: Send + Sync + 'static {
     fn refusal(&self, _settings: &Settings) -> Option<&'static str> {
         None
     }
-    /// Drops a queued item for `reason`; false if it was no longer queued.
-    fn drop_queued(&self, id: &str, reason: &str) -> impl Future<Output = bool> + Send;
+    /// Drops a queued item for `reason` (one [`WorkKind::refusal`] refused); false if it was no
+    /// longer queued. A kind that never refuses keeps this default.
+    fn drop_queued(&self, _id: &str, _reason: &str) -> impl Future<Output = bool> + Send {
+        async { false }
+    }
     /// Marks a queued item running; `None` if it is no longer queued.
     fn claim(&self, id: &str) -> impl Future<Output = Option<Self::Item>> + Send;
     /// What running `item` is, for the Overview ("reviewing session s1").
