@@ -19,6 +19,8 @@ use crate::drafts::records::{self, DraftStatus};
 use crate::drafts::service::{DraftService, DraftView, RolledBack, SkillEntry};
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
+use crate::jobs::records::Stopping;
+use crate::jobs::service::{JobService, JobView};
 use crate::learning::work;
 use crate::learning::{Activity, Dispatcher, RetryPolicy, Targets};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
@@ -52,6 +54,15 @@ pub enum EngineError {
     /// A person's *Approve* (or rollback) cannot go ahead; the message says why and what to do.
     #[error("{0}")]
     ApprovalRefused(String),
+    /// The request conflicts with the state, for a reason an agent may act on by its `code`
+    /// (`job_not_resumable`, `checkpoint_chain_broken`, `dataset_changed`, …).
+    #[error("{message}")]
+    Refused {
+        /// The machine-readable reason, `snake_case`.
+        code: &'static str,
+        /// What happened and what to do.
+        message: String,
+    },
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -133,6 +144,7 @@ struct EngineInner {
     dispatcher: Arc<Dispatcher>,
     picker: Arc<DraftPicker>,
     drafts: DraftService,
+    jobs: JobService,
     routing: RoutingService,
     shutdown: watch::Sender<bool>,
     /// This engine's hold on the data folder (`None` with a store of the caller's own), let go
@@ -291,6 +303,14 @@ impl Engine {
             seams.embedders,
         )
         .await?;
+        let jobs = JobService::new(
+            store.clone(),
+            events.clone(),
+            gate.clone(),
+            routing.clone(),
+            generation,
+        );
+        jobs.adopt_orphans().await?;
         let shutdown = watch::channel(false).0;
         tokio::spawn(picker.clone().run(events.subscribe(), shutdown.subscribe()));
         tokio::spawn(dispatcher.clone().run(shutdown.subscribe()));
@@ -317,6 +337,7 @@ impl Engine {
                 dispatcher,
                 picker,
                 drafts,
+                jobs,
                 routing,
                 shutdown,
                 data_dir_lock: std::sync::Mutex::new(data_dir_lock),
@@ -398,7 +419,9 @@ impl Engine {
                 review_pending,
                 blocked,
             },
-            jobs: JobCounts::default(),
+            jobs: JobCounts {
+                running: self.inner.jobs.running().await?,
+            },
         })
     }
 
@@ -599,6 +622,36 @@ impl Engine {
         self.inner.drafts.rollback(name).await
     }
 
+    /// Admits a training job of a routing head over the outcomes logged so far, and starts it.
+    pub async fn start_job(&self, stopping: Stopping) -> Result<JobView, EngineError> {
+        self.inner.jobs.start(stopping).await
+    }
+
+    /// Training jobs, newest first.
+    pub async fn jobs(&self) -> Result<Vec<JobView>, EngineError> {
+        self.inner.jobs.list().await
+    }
+
+    /// One training job with its receipts and checkpoints.
+    pub async fn job(&self, id: &str) -> Result<JobView, EngineError> {
+        self.inner.jobs.get(id).await
+    }
+
+    /// Stops a training job at once, keeping its checkpoints.
+    pub async fn cancel_job(&self, id: &str) -> Result<JobView, EngineError> {
+        self.inner.jobs.cancel(id).await
+    }
+
+    /// Continues an interrupted or budget-exhausted job, once its checkpoint chain verifies.
+    pub async fn resume_job(&self, id: &str) -> Result<JobView, EngineError> {
+        self.inner.jobs.resume(id).await
+    }
+
+    /// Makes a finished job's head the live routing head.
+    pub async fn promote_job(&self, id: &str) -> Result<JobView, EngineError> {
+        self.inner.jobs.promote(id).await
+    }
+
     /// Ranks the known skills for `query` (DESIGN §2.3).
     pub async fn route(
         &self,
@@ -622,6 +675,7 @@ impl Engine {
     /// go of the data folder; call once before exiting.
     pub async fn shutdown(&self) {
         self.inner.shutdown.send_replace(true);
+        self.inner.jobs.shutdown().await;
         if let Err(err) = self.inner.routing.shutdown().await {
             tracing::error!(error = %err, "cannot save the routing head on shutdown");
         }

@@ -10,6 +10,8 @@ use tokio::sync::broadcast;
 
 use crate::drafts::candidates::CandidateStatus;
 use crate::drafts::records::DraftStatus;
+use crate::jobs::records::JobStatus;
+use crate::jobs::runner::Progress;
 use crate::learning::Activity;
 use crate::reviews::Decision;
 use crate::server::ServerReading;
@@ -129,6 +131,25 @@ pub enum EngineEvent {
         skill: String,
         /// Its recorded version.
         version: u32,
+    },
+    /// A training job was admitted or moved (running, paused or not, completed, failed,
+    /// cancelled, interrupted, budget exhausted, promoted).
+    JobChanged {
+        /// The job.
+        job_id: String,
+        /// Where it is now.
+        status: JobStatus,
+    },
+    /// A training job advanced: within a round (at most every 250 ms), and at each committed
+    /// round with its metrics.
+    JobProgress {
+        /// The job.
+        job_id: String,
+        /// Where the round is.
+        #[serde(flatten)]
+        progress: Progress,
+        /// The committed round's metrics, at the end of a round.
+        metrics: Option<serde_json::Value>,
     },
 }
 

@@ -40,6 +40,7 @@ impl From<EngineError> for CommandError {
             EngineError::NotFound(_) => "not_found",
             EngineError::Conflict(_) => "conflict",
             EngineError::ApprovalRefused(_) => "approval_refused",
+            EngineError::Refused { code, .. } => code,
             EngineError::Store(StoreError::Closed) => "shutting_down",
             EngineError::Store(_) | EngineError::Startup(_) => "internal",
         };

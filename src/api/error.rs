@@ -52,6 +52,7 @@ impl From<EngineError> for ApiError {
             EngineError::ApprovalRefused(_) => {
                 ApiError::new(StatusCode::CONFLICT, "approval_refused", message)
             }
+            EngineError::Refused { code, .. } => ApiError::new(StatusCode::CONFLICT, code, message),
             EngineError::Store(StoreError::Closed) => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", message)
             }

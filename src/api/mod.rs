@@ -31,6 +31,8 @@ pub use guard::Guard;
 use crate::drafts::candidates::{Candidate, CandidateStatus};
 use crate::drafts::records::DraftStatus;
 use crate::drafts::service::{DraftView, SkillEntry};
+use crate::jobs::records::Stopping;
+use crate::jobs::service::JobView;
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
 use crate::events::EngineEvent;
 use crate::reviews::{Review, ReviewStatus};
@@ -70,6 +72,11 @@ pub fn app(engine: Engine, guard: Guard) -> Router {
         )
         .route("/v1/skills", get(list_skills))
         .route("/v1/skills/{name}/rollback", post(rollback_skill))
+        .route("/v1/jobs", post(start_job).get(list_jobs))
+        .route("/v1/jobs/{id}", get(get_job))
+        .route("/v1/jobs/{id}/cancel", post(cancel_job))
+        .route("/v1/jobs/{id}/resume", post(resume_job))
+        .route("/v1/jobs/{id}/promote", post(promote_job))
         .route("/v1/route", post(route))
         .route("/v1/outcomes", post(record_outcome))
         .route_layer(middleware::from_fn_with_state(
@@ -332,6 +339,63 @@ async fn rollback_skill(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let rolled_back = state.engine.rollback_skill(&name).await?;
     Ok(Json(json!(rolled_back)))
+}
+
+/// The kinds of job there are (DESIGN §4: `routing-head`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum JobKind {
+    RoutingHead,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobRequest {
+    kind: JobKind,
+    stopping: Stopping,
+}
+
+async fn start_job(
+    State(state): State<ApiState>,
+    ApiJson(request): ApiJson<JobRequest>,
+) -> Result<(StatusCode, Json<JobView>), ApiError> {
+    let job = match request.kind {
+        JobKind::RoutingHead => state.engine.start_job(request.stopping).await?,
+    };
+    Ok((StatusCode::CREATED, Json(job)))
+}
+
+async fn list_jobs(State(state): State<ApiState>) -> Result<Json<serde_json::Value>, ApiError> {
+    let jobs: Vec<JobView> = state.engine.jobs().await?;
+    Ok(Json(json!({ "jobs": jobs })))
+}
+
+async fn get_job(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(state.engine.job(&id).await?))
+}
+
+async fn cancel_job(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(state.engine.cancel_job(&id).await?))
+}
+
+async fn resume_job(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(state.engine.resume_job(&id).await?))
+}
+
+async fn promote_job(
+    State(state): State<ApiState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<JobView>, ApiError> {
+    Ok(Json(state.engine.promote_job(&id).await?))
 }
 
 #[derive(serde::Deserialize)]

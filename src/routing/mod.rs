@@ -60,6 +60,7 @@ mod active;
 mod embedder;
 mod embedder_source;
 mod head;
+mod live;
 mod records;
 pub mod reference;
 mod route_cache;
@@ -78,6 +79,7 @@ pub use head::{
     CandidateFeatures, ForwardPass, HeadConfig, Outcome, RankedSkill, Ranking, RoutingError,
     RoutingHead, SkillStats, LOG_USES_SCALE, SCALAR_FEATURE_COUNT,
 };
+pub use live::LiveHead;
 pub use records::{blob_to_floats, floats_to_blob, SavedHead};
 pub use route_cache::RouteCacheLimits;
 pub use server_embedder::{

@@ -66,7 +66,7 @@ pub const RECENT_REWARDS: usize = 100;
 /// ranked by the replaced head are refused as not found.
 #[derive(Clone)]
 pub struct RoutingService {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 pub(super) struct Inner {
