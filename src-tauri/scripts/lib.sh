@@ -34,11 +34,19 @@ desktop_session_start() {
     export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_DATA_HOME="$WORK/home/.local/share"
     export XDG_CACHE_HOME="$WORK/home/.cache" NO_AT_BRIDGE=1
     mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME"
-    DATA_DIR="$XDG_DATA_HOME/lull"
+    DATA_DIR="$XDG_DATA_HOME/lull"  # the engine's data folder (api.json, api-token, skills/)
     # Port 0: the engine takes a free port and writes it to api.json, so a `lull serve` on the
     # default 7707 (or another test) never collides with this one.
     export LULL_API_LISTEN=127.0.0.1:0
     export LULL_SERVER_STATE_FILE="$WORK/no-server/server.json"
+}
+
+# Points the next app start at an empty data folder of its own ($WORK/<name>): a second app in
+# the same display and session that must not see what an earlier one queued or stored.
+fresh_data_dir() { # <name>
+    export XDG_DATA_HOME="$WORK/$1/.local/share"
+    mkdir -p "$XDG_DATA_HOME"
+    DATA_DIR="$XDG_DATA_HOME/lull"
 }
 
 desktop_session_stop() {

@@ -1,6 +1,7 @@
 """Clicks inside an X11 window, as a person's mouse would (XTest), at a point in the window.
 
-Usage: python3 x11_click.py 0xWINDOWID X Y   (DISPLAY must be set; X, Y relative to the window).
+Usage: python3 x11_click.py 0xWINDOWID X Y [BUTTON [TIMES]]   (DISPLAY must be set; X, Y
+relative to the window; BUTTON 1 by default, 4 and 5 turn the wheel up and down; TIMES 1).
 Uses only libX11 and libXtst through ctypes, so the scripts need no xdotool.
 """
 
@@ -15,6 +16,8 @@ class XWindowAttributes(ctypes.Structure):
 
 def main() -> int:
     window_id, x, y = int(sys.argv[1], 16), int(sys.argv[2]), int(sys.argv[3])
+    button = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    times = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     xlib = ctypes.cdll.LoadLibrary("libX11.so.6")
     xtst = ctypes.cdll.LoadLibrary("libXtst.so.6")
     xlib.XOpenDisplay.restype = ctypes.c_void_p
@@ -41,8 +44,10 @@ def main() -> int:
                                ctypes.byref(root_x), ctypes.byref(root_y), ctypes.byref(child))
     xtst.XTestFakeMotionEvent(display, -1, root_x.value, root_y.value, 0)
     xlib.XSync(display, 0)
-    xtst.XTestFakeButtonEvent(display, 1, 1, 0)
-    xtst.XTestFakeButtonEvent(display, 1, 0, 0)
+    for _ in range(times):
+        xtst.XTestFakeButtonEvent(display, button, 1, 0)
+        xtst.XTestFakeButtonEvent(display, button, 0, 0)
+        xlib.XSync(display, 0)
     xlib.XFlush(display)
     xlib.XCloseDisplay(display)
     return 0

@@ -21,6 +21,8 @@ usage: lull-stand-in [options]
   --loading-ms N           answer 503 \"Loading model\" for N ms first (default: 0)
   --state-file PATH        write a supervisor-style state file there; removed on exit
   --busy ID:SLOT           show this slot as processing (repeatable; for screenshots)
+  --replies ID:FILE        FILE is a JSON array of strings: model ID's completions answer
+                           them in order, then the default reply (repeatable)
   -h, --help               this text";
 
 struct Args {
@@ -28,6 +30,7 @@ struct Args {
     loading: Duration,
     state_file: Option<PathBuf>,
     busy: Vec<(String, usize)>,
+    replies: Vec<(String, Vec<String>)>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -40,6 +43,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut loading_ms = 0u64;
     let mut state_file = None;
     let mut busy = Vec::new();
+    let mut replies = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
@@ -75,6 +79,12 @@ fn parse_args() -> anyhow::Result<Args> {
                 let slot = slot.parse().context("--busy needs a slot number")?;
                 busy.push((id.to_owned(), slot));
             }
+            "--replies" => {
+                let (id, file) = value
+                    .split_once(':')
+                    .with_context(|| format!("--replies needs ID:FILE, not '{value}'"))?;
+                replies.push((id.to_owned(), read_replies(file)?));
+            }
             other => bail!("unknown option '{other}'\n\n{USAGE}"),
         }
     }
@@ -101,7 +111,16 @@ fn parse_args() -> anyhow::Result<Args> {
         loading: Duration::from_millis(loading_ms),
         state_file,
         busy,
+        replies,
     })
+}
+
+/// The scripted replies in `file`: a JSON array of strings.
+fn read_replies(file: &str) -> anyhow::Result<Vec<String>> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("--replies: reading {file}"))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("--replies: {file} is not a JSON array of strings"))
 }
 
 #[tokio::main]
@@ -125,9 +144,20 @@ async fn run() -> anyhow::Result<()> {
             "--busy slot {slot} but models have {n_slots} slots"
         );
     }
+    for (id, _) in &args.replies {
+        anyhow::ensure!(
+            args.config.models.iter().any(|model| &model.id == id),
+            "--replies names '{id}', which is not a --model"
+        );
+    }
     let server = StandIn::start(args.config).await?;
     for (id, slot) in &args.busy {
         server.set_busy(id, *slot, true);
+    }
+    for (id, texts) in args.replies {
+        for text in texts {
+            server.push_reply(&id, text);
+        }
     }
     println!(
         "stand-in llama-server listening, base_url {}",
