@@ -603,8 +603,11 @@ fn view(
         Ok(current) => (current, None),
         Err(err) => (None, Some(err.to_string())),
     };
-    let base_changed =
-        unreadable.is_none() && current.as_ref().map(|f| &f.sha256) != draft.base_sha256.as_ref();
+    // Only a draft that waits for a person can go stale; a decided one compares with its own
+    // write, or with a file it left alone.
+    let base_changed = draft.status.is_open()
+        && unreadable.is_none()
+        && current.as_ref().map(|f| &f.sha256) != draft.base_sha256.as_ref();
     let origin = match &current {
         None => Origin::New,
         Some(file) if Some(&file.sha256) == lull_sha.as_ref() => Origin::Lull,

@@ -253,7 +253,7 @@ export function evaluationSentence(evaluation: Evaluation): string {
     case "failed":
       return `The evaluation failed${evaluation.error ? `: ${evaluation.error.replace(/\.+$/, "")}` : ""}. There is no verdict, so judge the draft by reading it.`;
     case "skipped":
-      return "Not evaluated: a critical safety finding blocked this draft, so it was never replayed on a model. Read the findings below.";
+      return "Not evaluated: a critical safety finding blocked this draft, so it was never replayed on a model. Read the findings above.";
     case "done":
       if (!evaluation.verdict) return "Evaluated, without a verdict.";
       if (evaluation.stale) {

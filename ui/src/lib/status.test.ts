@@ -19,7 +19,7 @@ function status(patch: Partial<Status> = {}, server: Partial<Status["server"]> =
     defer_mode: "auto",
     paused: false,
     queue: { queued: 0, running: 0 },
-    drafts: { review_pending: 0 },
+    drafts: { review_pending: 0, blocked: 0 },
     jobs: { running: 0 },
     learning: { state: "idle", reason: null },
     live_turns: 0,
@@ -131,7 +131,7 @@ describe("serverSentence", () => {
 describe("describeStatus", () => {
   it("adds live turns, drafts, disabled reviews and deferral off after the activity", () => {
     const sentences = describeStatus(
-      status({ drafts: { review_pending: 2 }, reviews_enabled: false, defer_mode: "never", live_turns: 1 }),
+      status({ drafts: { review_pending: 1, blocked: 1 }, reviews_enabled: false, defer_mode: "never", live_turns: 1 }),
     );
     expect(sentences).toEqual([
       "Idle: nothing to learn right now.",

@@ -47,7 +47,8 @@ export interface Status {
   paused: boolean;
   server: ServerStatus;
   queue: { queued: number; running: number };
-  drafts: { review_pending: number };
+  /** `blocked`: a critical finding stopped it before evaluation; it waits for the person too. */
+  drafts: { review_pending: number; blocked: number };
   jobs: { running: number };
   /** Extras beyond the v1 contract: the engine sends them; tests may leave them out. */
   version?: string;
@@ -173,8 +174,9 @@ export function describeStatus(status: Status): string[] {
   if (turns > 0) {
     sentences.push(`Your agent reports ${count(turns, "live turn")}: learning on the managed server yields to it.`);
   }
-  if (status.drafts.review_pending > 0) {
-    const drafts = count(status.drafts.review_pending, "draft");
+  const waiting = status.drafts.review_pending + status.drafts.blocked;
+  if (waiting > 0) {
+    const drafts = count(waiting, "draft");
     sentences.push(`${drafts} waiting for your review in Drafts.`);
   }
   if (status.reviews_enabled === false) {

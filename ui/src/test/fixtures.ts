@@ -24,7 +24,7 @@ export function busyStatus(patch: Partial<Status> = {}): Status {
     learning: { state: "waiting", reason: "waiting: 1 slot(s) busy on the managed server (another client), then the settle window" },
     live_turns: 1,
     queue: { queued: 3, running: 0 },
-    drafts: { review_pending: 2 },
+    drafts: { review_pending: 2, blocked: 0 },
     jobs: { running: 0 },
     ...patch,
   };
