@@ -84,6 +84,14 @@ enum Command {
         #[command(subcommand)]
         action: SkillsAction,
     },
+    /// Training runs of a routing head: `lull jobs` lists them, `lull jobs start --rounds N`
+    /// starts one, `show`, `cancel`, `resume`, `promote` act on one.
+    Jobs {
+        #[command(flatten)]
+        format: OutputFormat,
+        #[command(subcommand)]
+        action: Option<JobAction>,
+    },
     /// List what reviews proposed to learn.
     Candidates {
         /// Only candidates with this status (e.g. open).
@@ -111,6 +119,40 @@ enum SkillsAction {
     /// Put back the text a skill had before Lull's last write of it; a skill Lull created is
     /// removed. Refused when the file changed on disk since Lull wrote it.
     Rollback { name: String },
+}
+
+#[derive(Subcommand)]
+enum JobAction {
+    /// Train a new routing head from the outcomes your agent reported; nothing goes live
+    /// until `lull jobs promote ID`.
+    Start {
+        /// Rounds at most (one round = one pass over the training split).
+        #[arg(long, default_value_t = 20)]
+        rounds: u32,
+        /// Stop once the held-out accuracy reaches this (0..1).
+        #[arg(long)]
+        target: Option<f64>,
+        /// Stop once a round lowers the held-out loss by less than this.
+        #[arg(long)]
+        min_improvement: Option<f64>,
+        /// The run's wall-clock budget, in seconds.
+        #[arg(long, default_value_t = 600)]
+        wall_clock_s: u64,
+        #[command(flatten)]
+        format: OutputFormat,
+    },
+    /// Show one job: its rounds and metrics, why it stopped, its checkpoints and receipts.
+    Show {
+        id: String,
+        #[command(flatten)]
+        format: OutputFormat,
+    },
+    /// Stop a job at once; its committed rounds are kept.
+    Cancel { id: String },
+    /// Continue an interrupted or budget-exhausted job, after checking its checkpoints.
+    Resume { id: String },
+    /// Make a finished job's head the live routing head (the previous one is kept).
+    Promote { id: String },
 }
 
 #[derive(Subcommand)]
@@ -268,6 +310,10 @@ impl Cli {
                 let client = EngineClient::connect(&paths()?)?;
                 drafts(&client, status, format, action).await
             }
+            Command::Jobs { format, action } => {
+                let client = EngineClient::connect(&paths()?)?;
+                jobs(&client, format, action).await
+            }
             Command::Candidates { status, format } => {
                 let client = EngineClient::connect(&paths()?)?;
                 let candidates = client
@@ -300,6 +346,145 @@ impl Cli {
         };
         done.map(|()| ExitCode::SUCCESS)
     }
+}
+
+/// `lull jobs …`: the list, a new run, one job, or a person's decision on one.
+async fn jobs(
+    client: &EngineClient,
+    format: OutputFormat,
+    action: Option<JobAction>,
+) -> anyhow::Result<()> {
+    let (job, format) = match action {
+        None => {
+            let jobs = client.request(Method::GET, "/v1/jobs", None).await?;
+            print_value(&jobs, format.json, render_jobs);
+            return Ok(());
+        }
+        Some(JobAction::Start {
+            rounds,
+            target,
+            min_improvement,
+            wall_clock_s,
+            format,
+        }) => {
+            let body = json!({
+                "kind": "routing-head",
+                "stopping": { "max_rounds": rounds, "target": target, "min_improvement": min_improvement, "wall_clock_s": wall_clock_s },
+            });
+            let job = client.request(Method::POST, "/v1/jobs", Some(&body)).await?;
+            (job, format)
+        }
+        Some(JobAction::Show { id, format }) => {
+            let job = client.request(Method::GET, &format!("/v1/jobs/{id}"), None).await?;
+            (job, format)
+        }
+        Some(JobAction::Cancel { id }) => (job_action(client, &id, "cancel").await?, format),
+        Some(JobAction::Resume { id }) => (job_action(client, &id, "resume").await?, format),
+        Some(JobAction::Promote { id }) => (job_action(client, &id, "promote").await?, format),
+    };
+    print_value(&job, format.json, render_job);
+    Ok(())
+}
+
+async fn job_action(client: &EngineClient, id: &str, action: &str) -> anyhow::Result<Value> {
+    client
+        .request(Method::POST, &format!("/v1/jobs/{id}/{action}"), None)
+        .await
+}
+
+/// `lull jobs`: one line a job.
+fn render_jobs(answer: &Value) -> String {
+    let jobs = answer["jobs"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if jobs.is_empty() {
+        return "no training jobs\n".to_string();
+    }
+    let mut text = format!(
+        "{:<36}  {:<16}  {:>7}  {:>9}  {}\n",
+        "ID", "STATUS", "ROUNDS", "HELD-OUT", "WHY"
+    );
+    for job in jobs {
+        text += &format!(
+            "{:<36}  {:<16}  {:>7}  {:>9}  {}\n",
+            text_of(&job["id"]),
+            text_of(&job["status"]),
+            format!("{}/{}", job["rounds_completed"], job["stopping"]["max_rounds"]),
+            last_accuracy(job),
+            job["stop_reason"].as_str().unwrap_or("-"),
+        );
+    }
+    text
+}
+
+/// The last round's held-out accuracy, as a percentage.
+fn last_accuracy(job: &Value) -> String {
+    job["metrics"]
+        .as_array()
+        .and_then(|metrics| metrics.last())
+        .and_then(|last| last["heldout_accuracy"].as_f64())
+        .map_or("-".to_string(), |accuracy| format!("{:.1} %", accuracy * 100.0))
+}
+
+/// `lull jobs show`: the rounds, why it stopped, and what a person may do next.
+fn render_job(job: &Value) -> String {
+    let mut text = format!(
+        "job {}  {}  round {}/{}\n",
+        text_of(&job["id"]),
+        text_of(&job["status"]),
+        job["rounds_completed"],
+        job["stopping"]["max_rounds"]
+    );
+    if let Some(progress) = job["progress"].as_object() {
+        text += &format!(
+            "running: round {}, batch {}/{}{}\n",
+            progress["round"],
+            progress["batch"],
+            progress["batches"],
+            if job["paused"].as_bool() == Some(true) { " (paused: your agent is busy)" } else { "" }
+        );
+    }
+    text += &format!(
+        "data: {} examples, {} held out (sha256 {})\n",
+        job["dataset"]["examples"],
+        job["dataset"]["heldout"],
+        text_of(&job["dataset"]["digest"]).chars().take(12).collect::<String>()
+    );
+    for round in job["metrics"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        text += &format!(
+            "  round {:>3}: held-out loss {:.4} (live head {:.4}), accuracy {:.1} % (live {:.1} %)\n",
+            round["round"],
+            round["heldout_loss"].as_f64().unwrap_or(f64::NAN),
+            round["live_heldout_loss"].as_f64().unwrap_or(f64::NAN),
+            round["heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
+            round["live_heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
+        );
+    }
+    if let Some(reason) = job["stop_reason"].as_str() {
+        text += &format!("stopped: {reason}\n");
+    }
+    if let Some(error) = job["error"].as_str() {
+        text += &format!("error: {}\n", shown(error));
+    }
+    if let Some(digest) = job["artifact"]["digest"].as_str() {
+        text += &format!("artifact: {digest}\n");
+    }
+    let id = text_of(&job["id"]);
+    for (flag, hint) in [
+        ("cancellable", format!("cancel: `lull jobs cancel {id}`")),
+        ("resumable", format!("resume: `lull jobs resume {id}`")),
+        ("promotable", format!("promote: `lull jobs promote {id}`")),
+    ] {
+        if job[flag].as_bool() == Some(true) {
+            text += &format!("{hint}\n");
+        }
+    }
+    if let Some(receipts) = job["receipts"].as_array().filter(|r| !r.is_empty()) {
+        text += &format!("{} receipts:", receipts.len());
+        for receipt in receipts {
+            text += &format!(" {}:{}", receipt["seq"], text_of(&receipt["kind"]));
+        }
+        text += "\n";
+    }
+    text
 }
 
 /// `lull drafts …`: the list, one draft, or a person's decision on one.
@@ -829,6 +1014,28 @@ fn yes_no(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_shows_its_rounds_why_it_stopped_and_what_to_do_next() {
+        let job = json!({
+            "id": "j1", "status": "completed", "rounds_completed": 1,
+            "stopping": {"max_rounds": 3}, "progress": null, "paused": false,
+            "dataset": {"examples": 200, "heldout": 40, "digest": "abcdef0123456789"},
+            "metrics": [{"round": 1, "heldout_loss": 0.6, "live_heldout_loss": 0.7, "heldout_accuracy": 0.6, "live_heldout_accuracy": 0.5}],
+            "stop_reason": "max_rounds", "error": null, "artifact": {"digest": "feed"},
+            "cancellable": false, "resumable": false, "promotable": true,
+            "receipts": [{"seq": 1, "kind": "admission"}, {"seq": 2, "kind": "artifact"}],
+        });
+        let text = render_job(&job);
+        assert!(text.contains("round   1: held-out loss 0.6000 (live head 0.7000), accuracy 60.0 % (live 50.0 %)"), "{text}");
+        assert!(text.contains("stopped: max_rounds"), "{text}");
+        assert!(text.contains("promote: `lull jobs promote j1`"), "{text}");
+        assert!(!text.contains("resume:"), "{text}");
+        assert!(text.contains("2 receipts: 1:admission 2:artifact"), "{text}");
+        let listed = render_jobs(&json!({"jobs": [job]}));
+        assert!(listed.contains("1/3") && listed.contains("60.0 %"), "{listed}");
+        assert_eq!(render_jobs(&json!({"jobs": []})), "no training jobs\n");
+    }
 
     #[test]
     fn assignments_become_a_typed_patch() {
