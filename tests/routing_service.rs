@@ -4,7 +4,9 @@
 //! reloaded, a dimension change that keeps the old head, and no lost update across 8
 //! concurrent sessions. Issue 11: saves guarded by the head's identity and reported only when
 //! they happened; no route waits while a slow embedder re-embeds the skills; the built-in-only
-//! seam asks no server.
+//! seam asks no server. Issue 14: promoting a trained head (whatever its update count) and
+//! restoring the one it replaced, each kept in `routing_head_versions`, surviving a restart;
+//! an outcome for a route ranked by a replaced head is logged but trains no head.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,8 +17,8 @@ use futures_util::future::BoxFuture;
 use lull::config::Config;
 use lull::routing::{
     BuiltInEmbedderOnly, EmbedError, Embedder, EmbedderKind, EmbedderSource, HashedEmbedder,
-    Outcome, RoutingService, RoutingStatus, ServerEmbedderSource, BUILT_IN_ONLY_REASON,
-    EMBEDDER_RECHECK_INTERVAL, ROUTE_TTL,
+    HeadConfig, HeadSnapshot, HeadSource, Outcome, RoutingHead, RoutingService, RoutingStatus,
+    ServerEmbedderSource, BUILT_IN_ONLY_REASON, EMBEDDER_RECHECK_INTERVAL, ROUTE_TTL,
 };
 use lull::server::{HttpProbe, ManualProbe, ProbeConfig, ServerProbe, ServerReading, ServerState};
 use lull::skills::SkillsIndex;
@@ -588,6 +590,7 @@ async fn routes_and_outcomes_answer_while_a_slow_embedder_re_embeds_the_skills()
         .unwrap();
     assert_eq!(during.embedder.kind, EmbedderKind::Hashed);
     assert_eq!(during.updates, 1);
+    let ranked_by_the_old_head = service.route("a poem please", None).await.unwrap();
 
     // Released, the new embedder's head is swapped in; the old head was saved first.
     slow.held.store(false, Ordering::SeqCst);
@@ -607,6 +610,19 @@ async fn routes_and_outcomes_answer_while_a_slow_embedder_re_embeds_the_skills()
     assert_eq!(saved_updates(&switched, 384), Some(1));
     let answer = service.route("deploy to staging", None).await.unwrap();
     assert_eq!(answer.ranked[0].skill, "deploy");
+
+    // Decided after the switch, the old head's route is logged and trains neither head.
+    service
+        .outcome(&ranked_by_the_old_head.route_id, "haiku", Outcome::Success)
+        .await
+        .unwrap();
+    let after = status(&service).await;
+    assert_eq!(after.updates, 0);
+    assert_eq!(saved_updates(&after, 384), Some(1));
+    assert_eq!(
+        harness.count("SELECT COUNT(*) FROM routing_outcomes").await,
+        2
+    );
 }
 
 /// Issue 11 item 8: with the built-in-only seam (what the engine's tests pass), a server that
@@ -813,4 +829,284 @@ async fn eight_concurrent_sessions_lose_no_update() {
         harness.count("SELECT COUNT(*) FROM routing_routes").await,
         total as i64
     );
+}
+
+/// A head as a training job would hand it over: other weights than the live head's (another
+/// seed), and `update_count` updates.
+fn trained_head(update_count: u64) -> HeadSnapshot {
+    let mut snapshot = RoutingHead::new(
+        384,
+        HeadConfig {
+            seed: 14,
+            ..HeadConfig::default()
+        },
+    )
+    .snapshot();
+    snapshot.update_count = update_count;
+    snapshot.baseline = 0.25;
+    snapshot
+}
+
+/// A row of `routing_head_versions`, decoded.
+#[derive(Debug)]
+struct KeptHead {
+    dim: i64,
+    snapshot: HeadSnapshot,
+    update_count: i64,
+    head_id: i64,
+    source: String,
+    replaced_by: String,
+}
+
+async fn kept_heads(harness: &Harness) -> Vec<KeptHead> {
+    harness
+        .store
+        .call(|c| {
+            let mut statement = c.prepare(
+                "SELECT dim, snapshot, update_count, head_id, source, replaced_by
+                 FROM routing_head_versions ORDER BY id",
+            )?;
+            let rows = statement
+                .query_map([], |row| {
+                    let bytes: Vec<u8> = row.get(1)?;
+                    Ok(KeptHead {
+                        dim: row.get(0)?,
+                        snapshot: HeadSnapshot::from_bytes(&bytes, 384).unwrap(),
+                        update_count: row.get(2)?,
+                        head_id: row.get(3)?,
+                        source: row.get(4)?,
+                        replaced_by: row.get(5)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+        .await
+        .unwrap()
+}
+
+async fn stored_head_id(harness: &Harness) -> i64 {
+    harness
+        .count("SELECT head_id FROM routing_heads WHERE dim = 384")
+        .await
+}
+
+/// Issue 14: the save guard kept `update_count` monotonic per dimension, so a promoted head with
+/// fewer updates than the live one would never have been saved.
+#[tokio::test]
+async fn a_promoted_head_with_fewer_updates_is_live_saved_and_survives_a_restart() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+    learn(&service, "deploy to staging", Outcome::Success, 25).await;
+    let previous = service.head_snapshot().await;
+    assert_eq!(previous.update_count, 25);
+    let previous_id = stored_head_id(&harness).await;
+
+    let trained = trained_head(3);
+    let promoted = service.promote(trained.clone(), "job:j1").await.unwrap();
+    assert_eq!(promoted.dim, 384);
+    assert_eq!(promoted.source, HeadSource::Job("j1".into()));
+    assert_eq!(promoted.update_count, 3);
+    assert_eq!(promoted.replaced.source, HeadSource::Online);
+    assert_eq!(
+        promoted.replaced.update_count, 25,
+        "unsaved updates included"
+    );
+
+    assert_eq!(service.head_snapshot().await, trained);
+    let live = status(&service).await;
+    assert_eq!(live.updates, 3);
+    assert_eq!(live.skills, 2, "the live skills are re-attached");
+    assert_eq!(live.persisted_updates, 3);
+    assert_eq!(live.save_problem, None);
+    assert_eq!(saved_updates(&live, 384), Some(3));
+    assert_eq!(live.head_source, HeadSource::Job("j1".into()));
+    assert!(
+        live.head_origin
+            .contains("promoted from job:j1 (3 updates), replacing the online head (25 updates)"),
+        "{}",
+        live.head_origin
+    );
+    let json = serde_json::to_value(&live).unwrap();
+    assert_eq!(json["head_source"], "job:j1");
+    assert!(
+        stored_head_id(&harness).await > previous_id,
+        "a new identity"
+    );
+
+    let kept = kept_heads(&harness).await;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].dim, 384);
+    assert_eq!(kept[0].snapshot, previous);
+    assert_eq!(kept[0].update_count, 25);
+    assert_eq!(kept[0].head_id, previous_id);
+    assert_eq!(kept[0].source, "online");
+    assert_eq!(kept[0].replaced_by, "job:j1");
+
+    // A restart loads the promoted head, weights and count.
+    drop(service);
+    let service = harness.start_offline().await;
+    let reloaded = status(&service).await;
+    assert_eq!(reloaded.updates, 3);
+    assert_eq!(reloaded.head_source, HeadSource::Job("j1".into()));
+    assert_eq!(service.head_snapshot().await, trained);
+
+    // It learns online, and its saves go on (its count only has to grow within its identity).
+    learn(&service, "deploy to staging", Outcome::Success, 7).await;
+    let saved = status(&service).await;
+    assert_eq!(saved_updates(&saved, 384), Some(10));
+    assert_eq!(saved.persisted_updates, 10);
+    assert_eq!(saved.save_problem, None);
+    assert_eq!(saved.head_source, HeadSource::Job("j1".into()));
+}
+
+#[tokio::test]
+async fn an_outcome_for_a_route_ranked_before_the_promotion_trains_no_head() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+    let before = service.route("deploy to staging", None).await.unwrap();
+    let trained = trained_head(3);
+    service.promote(trained.clone(), "job:j1").await.unwrap();
+
+    // Logged (a training example for the next job) and counted in the skill's track record,
+    // but the new head's weights stay the promoted ones.
+    service
+        .outcome(&before.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap();
+    assert_eq!(service.head_snapshot().await, trained);
+    let after_stale = status(&service).await;
+    assert_eq!(after_stale.updates, 3);
+    assert_eq!(after_stale.recent_rewards, vec![1.0]);
+    assert_eq!(
+        harness
+            .count("SELECT COUNT(*) FROM routing_outcomes WHERE skill = 'deploy'")
+            .await,
+        1
+    );
+    let err = service
+        .outcome(&before.route_id, "deploy", Outcome::Failure)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EngineError::Conflict(_)), "{err:?}");
+
+    // A route ranked after the promotion trains it.
+    let after = service.route("deploy to staging", None).await.unwrap();
+    let candidates: String = harness
+        .store
+        .call(|c| {
+            Ok(c.query_row(
+                "SELECT candidates FROM routing_routes ORDER BY rowid DESC LIMIT 1",
+                [],
+                |row| row.get(0),
+            )?)
+        })
+        .await
+        .unwrap();
+    let candidates: serde_json::Value = serde_json::from_str(&candidates).unwrap();
+    assert_eq!(candidates[0]["skill"], "deploy");
+    assert!(
+        (candidates[0]["success_rate"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-6,
+        "the stale outcome is in the new head's track record: {candidates}"
+    );
+    service
+        .outcome(&after.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap();
+    let trained_further = service.head_snapshot().await;
+    assert_eq!(trained_further.update_count, 4);
+    assert_ne!(trained_further.first_layer, trained.first_layer);
+    assert_ne!(trained_further.output, trained.output);
+}
+
+#[tokio::test]
+async fn restore_previous_brings_the_replaced_head_back_and_keeps_the_promoted_one() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+    let err = service.restore_previous().await.unwrap_err();
+    assert!(
+        matches!(&err, EngineError::NotFound(message) if message.contains("no 384-dimensional routing head to restore")),
+        "{err:?}"
+    );
+
+    learn(&service, "deploy to staging", Outcome::Success, 12).await;
+    let online = service.head_snapshot().await;
+    service.promote(trained_head(3), "job:j2").await.unwrap();
+    learn(&service, "a poem please", Outcome::Failure, 2).await;
+    let promoted = service.head_snapshot().await;
+    assert_eq!(promoted.update_count, 5);
+    let before_restore = service.route("deploy to staging", None).await.unwrap();
+
+    let restored = service.restore_previous().await.unwrap();
+    assert_eq!(restored.source, HeadSource::Online);
+    assert_eq!(restored.update_count, 12);
+    assert_eq!(restored.replaced.source, HeadSource::Job("j2".into()));
+    assert_eq!(restored.replaced.update_count, 5);
+    assert_eq!(
+        service.head_snapshot().await,
+        online,
+        "two unsaved updates included"
+    );
+    let live = status(&service).await;
+    assert_eq!(live.head_source, HeadSource::Online);
+    assert_eq!(saved_updates(&live, 384), Some(12));
+    assert!(
+        live.head_origin
+            .contains("restored the online head (12 updates) that job:j2 replaced"),
+        "{}",
+        live.head_origin
+    );
+    service
+        .outcome(&before_restore.route_id, "deploy", Outcome::Success)
+        .await
+        .unwrap();
+    assert_eq!(service.head_snapshot().await, online);
+
+    let kept = kept_heads(&harness).await;
+    assert_eq!(kept.len(), 2);
+    assert_eq!(kept[1].snapshot, promoted);
+    assert_eq!(kept[1].source, "job:j2");
+    assert_eq!(kept[1].replaced_by, "restore");
+
+    drop(service);
+    let service = harness.start_offline().await;
+    assert_eq!(status(&service).await.updates, 12);
+    assert_eq!(service.head_snapshot().await, online);
+
+    // Restoring again undoes the restore: the job's head is back, as it was replaced.
+    let again = service.restore_previous().await.unwrap();
+    assert_eq!(again.source, HeadSource::Job("j2".into()));
+    assert_eq!(service.head_snapshot().await, promoted);
+    assert_eq!(kept_heads(&harness).await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_head_for_another_dimension_or_source_is_not_promoted() {
+    let harness = Harness::new();
+    let service = harness.start_offline().await;
+    learn(&service, "deploy to staging", Outcome::Success, 4).await;
+    let live = service.head_snapshot().await;
+
+    let other_dim = RoutingHead::new(32, HeadConfig::default()).snapshot();
+    let err = service.promote(other_dim, "job:j3").await.unwrap_err();
+    assert!(
+        matches!(&err, EngineError::Conflict(message)
+            if message.contains("32-dimensional") && message.contains("gives 384")),
+        "{err:?}"
+    );
+    for source in ["online", "job:", "j3"] {
+        let err = service.promote(trained_head(3), source).await.unwrap_err();
+        assert!(
+            matches!(&err, EngineError::Invalid(message) if message.contains("job:<id>")),
+            "{source}: {err:?}"
+        );
+    }
+    let mut inconsistent = trained_head(3);
+    inconsistent.output.pop();
+    let err = service.promote(inconsistent, "job:j3").await.unwrap_err();
+    assert!(matches!(err, EngineError::Invalid(_)), "{err:?}");
+
+    assert_eq!(service.head_snapshot().await, live);
+    assert_eq!(status(&service).await.head_source, HeadSource::Online);
+    assert!(kept_heads(&harness).await.is_empty());
 }

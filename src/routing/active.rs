@@ -1,5 +1,5 @@
-//! [`Active`]: the routing head of one embedder — its skills embedded, where it came from, and
-//! its saves.
+//! [`Active`]: the routing head of one embedder — its skills embedded, where it came from, its
+//! saves, and its successor when a promotion or a restore replaces it.
 //!
 //! Invariant: nothing here holds the service's lock. Embedding (which may be HTTP) is done by
 //! [`embed_skills`] before a head is built or changed, and the results are applied after, so
@@ -11,9 +11,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::embedder::Embedder;
 use super::head::{HeadConfig, RoutingHead, SkillStats};
-use super::records::{self, HeadClaim, HeadSave};
+use super::records::{
+    self, HeadClaim, HeadRecord, HeadReplacement, HeadSave, StoredHead, VersionRecord,
+};
 use super::shared::SharedRoutingHead;
-use super::snapshot::HeadSnapshot;
+use super::snapshot::{HeadSnapshot, SnapshotError};
+use super::status::{HeadSource, ReplacedHead};
 use super::EmbedderKind;
 use crate::engine::EngineError;
 use crate::skills::{Skill, SkillSet};
@@ -26,9 +29,12 @@ pub(super) struct Active {
     /// Why the managed server's embeddings are not used, when they are not.
     pub fallback_reason: Mutex<Option<String>>,
     pub head: Arc<SharedRoutingHead>,
-    /// Bumped whenever the head is replaced; routes remember the epoch that ranked them.
+    /// Bumped whenever the head is replaced (embedder change, promotion, restore); routes
+    /// remember the epoch that ranked them, and only the head of that epoch learns from them.
     pub epoch: u64,
     pub head_origin: String,
+    /// What trained this head first; saved with it.
+    pub source: HeadSource,
     /// Which stored head this one may overwrite; shared with the store's writer thread.
     claim: Arc<Mutex<HeadClaim>>,
     /// Update count of the last save that happened.
@@ -70,17 +76,16 @@ impl Active {
         let saved = store
             .call(move |connection| records::load_head(connection, dim))
             .await?;
-        let (head, head_origin, persisted, claim) = match saved {
+        let (head, head_origin, persisted, claim, source) = match saved {
             None => (
                 RoutingHead::new(dim, head_config.clone()),
                 format!("fresh head: no saved head for {dim}-dimensional embeddings"),
                 0,
                 HeadClaim::fresh(now_ms(), None),
+                HeadSource::Online,
             ),
-            Some(stored) => match HeadSnapshot::from_bytes(&stored.snapshot, dim)
-                .and_then(|snapshot| RoutingHead::from_snapshot(head_config.clone(), &snapshot))
-            {
-                Ok(head) => {
+            Some(stored) => match usable_head(head_config, &stored, dim) {
+                Ok((head, source)) => {
                     let updates = head.update_count();
                     (
                         head,
@@ -90,6 +95,7 @@ impl Active {
                         ),
                         updates,
                         HeadClaim::loaded(stored.id),
+                        source,
                     )
                 }
                 Err(err) => {
@@ -102,6 +108,7 @@ impl Active {
                         format!("fresh head: the saved one was unusable ({err})"),
                         0,
                         HeadClaim::fresh(now_ms(), Some(stored.id)),
+                        HeadSource::Online,
                     )
                 }
             },
@@ -113,6 +120,7 @@ impl Active {
             head: Arc::new(SharedRoutingHead::new(head)),
             epoch,
             head_origin,
+            source,
             claim: Arc::new(Mutex::new(claim)),
             persisted: AtomicU64::new(persisted),
             save_problem: Mutex::new(None),
@@ -194,18 +202,18 @@ impl Active {
         let dim = snapshot.dim;
         let bytes = snapshot.to_bytes();
         let embedder = self.embedder.name().to_owned();
+        let source = self.source.to_string();
         let claim = self.claim.clone();
         let saved = store
             .call(move |connection| {
-                records::save_head(
-                    connection,
-                    &claim,
+                let head = HeadRecord {
                     dim,
-                    &embedder,
-                    &bytes,
+                    embedder: &embedder,
+                    snapshot: &bytes,
                     update_count,
-                    now_ms(),
-                )
+                    source: &source,
+                };
+                records::save_head(connection, &claim, &head, now_ms())
             })
             .await?;
         match saved {
@@ -222,12 +230,114 @@ impl Active {
                 );
             }
             HeadSave::Refused(reason) => {
-                tracing::warn!(dim, update_count, "routing head {reason}");
-                *lock(&self.save_problem) = Some(reason);
+                let problem = format!(
+                    "not saved: {reason}; it keeps learning in memory, and the stored one is \
+                     loaded at the next start"
+                );
+                tracing::warn!(dim, update_count, "routing head {problem}");
+                *lock(&self.save_problem) = Some(problem);
             }
         }
         Ok(())
     }
+
+    /// The head that replaces this one (a promotion or a restore): the snapshot's weights,
+    /// baseline and update count, with this head's embedder and skills (their embeddings and
+    /// stats, so it ranks every skill at once), a new identity ([`HeadClaim::succeeding`]) and
+    /// the next epoch, so no route this head ranked trains it. It counts as saved at its update
+    /// count: swap it in only once [`Active::replace_in_store`] saved it. No SQLite, no HTTP.
+    pub fn successor(
+        &self,
+        snapshot: &HeadSnapshot,
+        source: HeadSource,
+        head_origin: String,
+    ) -> Result<Active, SnapshotError> {
+        let head = self.head.with_weights_of(snapshot)?;
+        Ok(Active {
+            embedder: self.embedder.clone(),
+            kind: self.kind,
+            fallback_reason: Mutex::new(lock(&self.fallback_reason).clone()),
+            head: Arc::new(head),
+            epoch: self.epoch + 1,
+            head_origin,
+            source,
+            claim: Arc::new(Mutex::new(HeadClaim::succeeding(
+                &lock(&self.claim),
+                now_ms(),
+            ))),
+            persisted: AtomicU64::new(snapshot.update_count),
+            save_problem: Mutex::new(None),
+            embedded: Mutex::new(lock(&self.embedded).clone()),
+        })
+    }
+
+    /// Replaces this head by its `next` one in SQLite, in one transaction: keeps this head (as
+    /// it is now, unsaved updates included) in `routing_head_versions`, marked `replaced_by`,
+    /// and saves `next` under its new identity. Call it holding the service's write lock, so
+    /// no outcome moves this head meanwhile. A conflict, with nothing written, when the stored
+    /// head is not this one's.
+    pub async fn replace_in_store(
+        &self,
+        store: &Store,
+        next: &Active,
+        replaced_by: String,
+    ) -> Result<ReplacedHead, EngineError> {
+        let previous = self.head.snapshot();
+        let previous_updates = previous.update_count;
+        let previous_bytes = previous.to_bytes();
+        let previous_id = lock(&self.claim).id;
+        let previous_source = self.source.to_string();
+        let snapshot = next.head.snapshot();
+        let next_bytes = snapshot.to_bytes();
+        let next_source = next.source.to_string();
+        let embedder = next.embedder.name().to_owned();
+        let claim = next.claim.clone();
+        let replaced = store
+            .call(move |connection| {
+                let previous = VersionRecord {
+                    dim: snapshot.dim,
+                    snapshot: &previous_bytes,
+                    update_count: previous_updates,
+                    head_id: previous_id,
+                    source: &previous_source,
+                    replaced_by: &replaced_by,
+                };
+                let next = HeadRecord {
+                    dim: snapshot.dim,
+                    embedder: &embedder,
+                    snapshot: &next_bytes,
+                    update_count: snapshot.update_count,
+                    source: &next_source,
+                };
+                records::replace_head(connection, &previous, &claim, &next, now_ms())
+            })
+            .await?;
+        match replaced {
+            HeadReplacement::Replaced { version_id } => Ok(ReplacedHead {
+                version_id,
+                source: self.source.clone(),
+                update_count: previous_updates,
+            }),
+            HeadReplacement::Refused(reason) => Err(EngineError::Conflict(format!(
+                "the live routing head was not replaced: {reason}, so the live head is not the \
+                 stored one; restart Lull to load the stored head, then try again"
+            ))),
+        }
+    }
+}
+
+/// The head and source of a saved row, or why it cannot be used.
+fn usable_head(
+    head_config: &HeadConfig,
+    stored: &StoredHead,
+    dim: usize,
+) -> Result<(RoutingHead, HeadSource), String> {
+    let source = HeadSource::parse(&stored.source)
+        .ok_or_else(|| format!("its source {:?} is not online or job:<id>", stored.source))?;
+    let head = HeadSnapshot::from_bytes(&stored.snapshot, dim)
+        .and_then(|snapshot| RoutingHead::from_snapshot(head_config.clone(), &snapshot))
+        .map_err(|err| err.to_string())?;
+    Ok((head, source))
 }
 
 /// Embeds `skills` with `embedder`: may be HTTP, so call it with no lock held.

@@ -26,11 +26,14 @@
 //! - [`RoutingService`]: all of the above put to work for the engine. It follows the skills
 //!   directory ([`crate::skills::SkillsIndex`]), picks the embedder and falls back to the
 //!   built-in one, keeps forward passes per `route_id` ([`RouteAnswer`]), logs routes and
-//!   outcomes and saves one head per embedding dimension in SQLite, and reports
-//!   [`RoutingStatus`]. Its jobs are split: `service` (route, outcome, status), `active` (the
-//!   head of one embedder: skills embedded, saves guarded by the head's identity), `switching`
-//!   (embedder choice, following the skills directory), `status` (the answers' types). No lock
-//!   of the service is held across HTTP: embeddings are made first, then swapped in.
+//!   outcomes and saves one head per embedding dimension in SQLite, makes a trained head live
+//!   ([`RoutingService::promote`], answering [`PromotedHead`]) and puts the replaced one back,
+//!   and reports [`RoutingStatus`] (with the live head's [`HeadSource`]). Its jobs are split:
+//!   `service` (route, outcome, status), `active` (the head of one embedder: skills embedded,
+//!   saves guarded by the head's identity, its successor), `switching` (embedder choice,
+//!   following the skills directory), `promotion` (promote, restore), `status` (the answers'
+//!   types). No lock of the service is held across HTTP: embeddings are made first, then
+//!   swapped in.
 //!
 //! The head itself (`head`, `shared`, `snapshot`, `reference`) knows nothing of SQLite, HTTP,
 //! route ids or the skills directory; only [`RoutingService`] (with `active` and `switching`)
@@ -61,6 +64,7 @@ mod embedder;
 mod embedder_source;
 mod head;
 mod live;
+mod promotion;
 mod records;
 pub mod reference;
 mod route_cache;
@@ -91,4 +95,7 @@ pub use service::{
 };
 pub use shared::{HeadStatus, OutcomeApplied, SharedRoutingHead};
 pub use snapshot::{HeadSnapshot, SnapshotError, SNAPSHOT_FORMAT_VERSION};
-pub use status::{EmbedderKind, EmbedderStatus, RouteAnswer, RoutingStatus};
+pub use status::{
+    EmbedderKind, EmbedderStatus, HeadSource, PromotedHead, ReplacedHead, RouteAnswer,
+    RoutingStatus,
+};

@@ -1,5 +1,7 @@
-//! The routing tables of `migrations/0003_routing.sql`: saved heads, the route log and the
-//! outcome log. Every statement that touches them is here.
+//! The routing tables of `migrations/0003_routing.sql` (with the head identity of 0006, the
+//! replaced heads of 0008 and the head source of 0009): saved heads, the heads a promotion or a
+//! restore replaced, the route log and the outcome log. Every statement that touches them is
+//! here.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -57,12 +59,15 @@ pub(crate) enum LoggedRoute {
     Decided,
 }
 
-/// A saved head as it is loaded: its bytes, the embedder that saved it, and its identity.
+/// A saved head as it is loaded: its bytes, the embedder that saved it, its identity and
+/// where it came from.
 pub(crate) struct StoredHead {
     pub snapshot: Vec<u8>,
     pub embedder: String,
     /// The row's `head_id`: the head's identity (see [`HeadClaim`]).
     pub id: i64,
+    /// `online` or `job:<id>` (see [`super::HeadSource`]).
+    pub source: String,
 }
 
 /// The saved head of dimension `dim`.
@@ -72,13 +77,14 @@ pub(crate) fn load_head(
 ) -> Result<Option<StoredHead>, StoreError> {
     Ok(connection
         .query_row(
-            "SELECT snapshot, embedder, head_id FROM routing_heads WHERE dim = ?1",
+            "SELECT snapshot, embedder, head_id, source FROM routing_heads WHERE dim = ?1",
             params![dim as i64],
             |row| {
                 Ok(StoredHead {
                     snapshot: row.get(0)?,
                     embedder: row.get(1)?,
                     id: row.get(2)?,
+                    source: row.get(3)?,
                 })
             },
         )
@@ -91,9 +97,11 @@ pub(crate) fn load_head(
 /// fresh head, chosen when it was started), kept by every later save of the same head. A head
 /// loaded from a row has that row's identity. A fresh head may overwrite only the row it
 /// replaces (an unusable saved head), or insert one where there is none; once it saved, only
-/// its own row. So a corrupt saved head cannot block a fresh one (whatever its update count),
-/// and a head that another one has since replaced (a promoted head, a second engine) is never
-/// overwritten by a stale one.
+/// its own row. A promoted (or restored) head is a new identity that may overwrite what the
+/// head it replaces could. So a corrupt saved head cannot block a fresh one, a promoted head is
+/// saved however its update count compares with the old one's (a count only has to grow
+/// within one identity), and a head that another one has since replaced (a promoted head, a
+/// second engine) is never overwritten by a stale one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HeadClaim {
     /// This head's identity.
@@ -120,6 +128,29 @@ impl HeadClaim {
             overwrites: replaces,
         }
     }
+
+    /// The claim of a head that replaces the live head of claim `live` at `now` (a promotion or
+    /// a restore): a new identity, newer than the live one's, that may overwrite what the live
+    /// head may. The live head's own later saves are then refused, so it cannot overwrite its
+    /// successor.
+    pub fn succeeding(live: &HeadClaim, now: i64) -> HeadClaim {
+        HeadClaim {
+            id: now.max(live.id + 1),
+            overwrites: live.overwrites,
+        }
+    }
+}
+
+/// A head as it is saved in `routing_heads`.
+pub(crate) struct HeadRecord<'a> {
+    pub dim: usize,
+    /// The embedder in use.
+    pub embedder: &'a str,
+    /// [`super::HeadSnapshot::to_bytes`].
+    pub snapshot: &'a [u8],
+    pub update_count: u64,
+    /// `online` or `job:<id>`.
+    pub source: &'a str,
 }
 
 /// What became of one save.
@@ -130,7 +161,8 @@ pub(crate) enum HeadSave {
     /// A later save of the same head landed first (two saves raced to the writer thread); the
     /// older one is dropped.
     Superseded,
-    /// The stored head is another one; it was left alone. The reason is for the status view.
+    /// The stored head is another one; it was left alone. The reason (which head is stored)
+    /// is for the status view.
     Refused(String),
 }
 
@@ -139,21 +171,20 @@ pub(crate) enum HeadSave {
 pub(crate) fn save_head(
     connection: &Connection,
     claim: &Mutex<HeadClaim>,
-    dim: usize,
-    embedder: &str,
-    snapshot: &[u8],
-    update_count: u64,
+    head: &HeadRecord<'_>,
     now: i64,
 ) -> Result<HeadSave, StoreError> {
     let mut claim = claim.lock().unwrap_or_else(PoisonError::into_inner);
+    let dim = head.dim;
     let changed = connection.execute(
-        "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+        "INSERT INTO routing_heads (dim, embedder, snapshot, update_count, head_id, created_at, updated_at, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?8)
          ON CONFLICT (dim) DO UPDATE SET
              embedder = excluded.embedder,
              snapshot = excluded.snapshot,
              update_count = excluded.update_count,
              head_id = excluded.head_id,
+             source = excluded.source,
              created_at = CASE WHEN routing_heads.head_id = excluded.head_id
                                THEN routing_heads.created_at ELSE excluded.created_at END,
              updated_at = excluded.updated_at
@@ -162,12 +193,13 @@ pub(crate) fn save_head(
                 OR routing_heads.update_count <= excluded.update_count)",
         params![
             dim as i64,
-            embedder,
-            snapshot,
-            update_count as i64,
+            head.embedder,
+            head.snapshot,
+            head.update_count as i64,
             claim.id,
             now,
-            claim.overwrites
+            claim.overwrites,
+            head.source,
         ],
     )?;
     if changed == 1 {
@@ -183,10 +215,109 @@ pub(crate) fn save_head(
         return Ok(HeadSave::Superseded);
     }
     Ok(HeadSave::Refused(format!(
-        "not saved: the stored {dim}-dimensional head is another one ({stored_updates} updates, \
-         saved with {stored_embedder}), which this head must not overwrite; it keeps learning in \
-         memory, and the stored one is loaded at the next start"
+        "the stored {dim}-dimensional head is another one ({stored_updates} updates, saved with \
+         {stored_embedder}), which this head must not overwrite"
     )))
+}
+
+/// A live head as `routing_head_versions` keeps it once another replaced it.
+pub(crate) struct VersionRecord<'a> {
+    pub dim: usize,
+    /// [`super::HeadSnapshot::to_bytes`] of the head when it was replaced.
+    pub snapshot: &'a [u8],
+    pub update_count: u64,
+    /// Its identity while it was live.
+    pub head_id: i64,
+    /// Where it came from: `online` or `job:<id>`.
+    pub source: &'a str,
+    /// What replaced it: `job:<id>` or `restore`.
+    pub replaced_by: &'a str,
+}
+
+/// What became of one replacement of the live head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeadReplacement {
+    /// The new head is saved and the old one kept, as this `routing_head_versions` row.
+    Replaced {
+        /// The row's id.
+        version_id: i64,
+    },
+    /// The stored head is not the live one (see [`HeadSave::Refused`]); nothing was written.
+    Refused(String),
+}
+
+/// Replaces the live head in one transaction: keeps `previous` in `routing_head_versions` and
+/// saves `next` under `claim` (a new identity, [`HeadClaim::succeeding`]). Either both are
+/// written or neither is, so a head is never lost, and never kept twice.
+pub(crate) fn replace_head(
+    connection: &mut Connection,
+    previous: &VersionRecord<'_>,
+    claim: &Mutex<HeadClaim>,
+    next: &HeadRecord<'_>,
+    now: i64,
+) -> Result<HeadReplacement, StoreError> {
+    let transaction = connection.transaction()?;
+    transaction.execute(
+        "INSERT INTO routing_head_versions (dim, snapshot, update_count, head_id, source,
+             replaced_by, replaced_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            previous.dim as i64,
+            previous.snapshot,
+            previous.update_count as i64,
+            previous.head_id,
+            previous.source,
+            previous.replaced_by,
+            now,
+        ],
+    )?;
+    let version_id = transaction.last_insert_rowid();
+    match save_head(&transaction, claim, next, now)? {
+        HeadSave::Saved => {
+            transaction.commit()?;
+            Ok(HeadReplacement::Replaced { version_id })
+        }
+        // Dropping the transaction rolls the version row back.
+        HeadSave::Refused(reason) => Ok(HeadReplacement::Refused(reason)),
+        // Identities are instants: another engine's head first saved in the same millisecond.
+        HeadSave::Superseded => Ok(HeadReplacement::Refused(format!(
+            "another {}-dimensional head was stored under the same identity meanwhile",
+            next.dim
+        ))),
+    }
+}
+
+/// A head that a promotion or a restore replaced, as it is loaded to be put back.
+pub(crate) struct StoredVersion {
+    /// The `routing_head_versions` row's id.
+    pub id: i64,
+    pub snapshot: Vec<u8>,
+    /// `online` or `job:<id>`.
+    pub source: String,
+    /// `job:<id>` or `restore`.
+    pub replaced_by: String,
+}
+
+/// The head replaced last among those of dimension `dim`.
+pub(crate) fn last_replaced_head(
+    connection: &Connection,
+    dim: usize,
+) -> Result<Option<StoredVersion>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT id, snapshot, source, replaced_by FROM routing_head_versions
+             WHERE dim = ?1 ORDER BY id DESC LIMIT 1",
+            params![dim as i64],
+            |row| {
+                Ok(StoredVersion {
+                    id: row.get(0)?,
+                    snapshot: row.get(1)?,
+                    source: row.get(2)?,
+                    replaced_by: row.get(3)?,
+                })
+            },
+        )
+        .optional()?)
 }
 
 /// Every saved head, by dimension.

@@ -23,6 +23,8 @@ pub struct RouteCacheLimits {
 #[derive(Debug)]
 pub(crate) struct CachedRoute {
     /// Which head ranked it ([`super::service`] bumps the epoch when it replaces the head).
+    /// A route of an older epoch keeps its passes: its outcome is still logged, as the
+    /// training example it is, though it trains no head.
     pub epoch: u64,
     /// When it was ranked.
     pub created: Instant,
@@ -89,15 +91,6 @@ impl RouteCache {
     /// Drops a decided route's passes (its outcome is learned and logged).
     pub(crate) fn release_passes(&mut self, route_id: &str) {
         if let Some(route) = self.routes.get_mut(route_id) {
-            self.pass_count -= route.passes.len();
-            route.passes = Vec::new();
-        }
-    }
-
-    /// Frees the passes of every route ranked by a head older than `epoch`: they can no longer
-    /// be learned from, but the routes stay known so an outcome for one gets a clear answer.
-    pub(crate) fn release_before(&mut self, epoch: u64) {
-        for route in self.routes.values_mut().filter(|route| route.epoch < epoch) {
             self.pass_count -= route.passes.len();
             route.passes = Vec::new();
         }

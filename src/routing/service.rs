@@ -3,13 +3,21 @@
 //!
 //! The service's jobs live beside it: [`super::active`] is the head of one embedder (its skills
 //! embedded, its saves), [`super::switching`] picks the embedder and follows the skills
-//! directory, [`super::status`] holds the answers' types.
+//! directory, [`super::promotion`] makes a trained head live and puts the previous one back,
+//! [`super::status`] holds the answers' types.
 //!
 //! Lock discipline: `Inner::active` is a read-write lock around the current [`Active`], and no
 //! one holds it across HTTP. A route clones the current head and embeds its query without it;
 //! an outcome holds the read lock through SQLite only (so the head cannot be replaced between
-//! reservation and update); replacing the head (a new embedder) embeds every skill first and
-//! takes the write lock only to save the old head, load the new one and swap it in.
+//! reservation and update); replacing the head (a new embedder, a promotion, a restore) embeds
+//! every skill first if it must and takes the write lock only to save the old head, load or
+//! build the new one and swap it in.
+//!
+//! An outcome trains only the head that ranked its route: each head has an epoch, a route
+//! remembers the epoch that ranked it, and an outcome for a route of an older epoch is logged
+//! (with the features and embeddings it was ranked with, a valid training example for a job)
+//! and counted in its skill's track record, but trains no head. Its forward pass was computed
+//! by weights that are no longer live.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicBool;
@@ -26,6 +34,7 @@ use super::embedder_source::EmbedderSource;
 use super::head::{ForwardPass, HeadConfig, Outcome, SkillStats};
 use super::records::{self, LoggedRoute, OutcomeRecord, RouteRecord};
 use super::route_cache::{CachedRoute, Lookup, RouteCache, RouteCacheLimits};
+use super::snapshot::HeadSnapshot;
 use super::status::{EmbedderKind, EmbedderStatus, RouteAnswer, RoutingStatus};
 use super::switching::sync_skills_forever;
 use crate::config::Config;
@@ -62,8 +71,10 @@ pub const RECENT_REWARDS: usize = 100;
 ///
 /// When the embedder changes dimension (the server appears, goes away, or changes model) the
 /// current head is saved, the skills are re-embedded and the saved head of the new dimension is
-/// loaded, or a fresh one started; heads of other dimensions stay stored. Outcomes for routes
-/// ranked by the replaced head are refused as not found.
+/// loaded, or a fresh one started; heads of other dimensions stay stored. A trained head goes
+/// live through [`RoutingService::promote`], and back through
+/// [`RoutingService::restore_previous`]. Outcomes for routes ranked by a replaced head are
+/// logged but train no head.
 #[derive(Clone)]
 pub struct RoutingService {
     pub(super) inner: Arc<Inner>,
@@ -210,8 +221,8 @@ impl RoutingService {
         let (active, vector) = loop {
             attempts += 1;
             // A clone of the current head: the query is embedded (maybe over HTTP) without
-            // the lock. Should the head be replaced meanwhile, this route's outcome is refused
-            // as ranked by a replaced head, as for any route ranked before a replacement.
+            // the lock. Should the head be replaced meanwhile, this route's outcome trains no
+            // head, as for any route ranked before a replacement.
             let active = self.inner.current().await;
             let failure = match active.embedder.embed(&texts).await {
                 Ok(mut vectors) if vectors.len() == 1 => break (active, vectors.remove(0)),
@@ -283,8 +294,13 @@ impl RoutingService {
     /// REINFORCE update on that route's cached forward pass, and saves the head when a
     /// `persist_interval` is complete.
     ///
-    /// Errors: [`EngineError::NotFound`] for an unknown or expired route (or one ranked by a
-    /// head replaced since), [`EngineError::Conflict`] for a route that already has an outcome,
+    /// A route ranked by a head replaced since (an embedder change, a promotion, a restore)
+    /// has its outcome logged and counted in the skill's track record, and trains no head: the
+    /// live head learns only from forward passes of its own weights. The agent did nothing
+    /// wrong, so this is not an error; the log line says so.
+    ///
+    /// Errors: [`EngineError::NotFound`] for an unknown or expired route,
+    /// [`EngineError::Conflict`] for a route that already has an outcome,
     /// [`EngineError::Invalid`] for a skill the route did not rank.
     pub async fn outcome(
         &self,
@@ -302,7 +318,11 @@ impl RoutingService {
                 Lookup::Found(route) => Some(reserve(route, route_id, skill, &active)),
             }
         };
-        let (pass, rank) = match reserved {
+        let Reserved {
+            pass,
+            rank,
+            ranked_by_live_head,
+        } = match reserved {
             None => return Err(self.inner.explain_missing_route(route_id).await),
             Some(reserved) => reserved?,
         };
@@ -332,16 +352,13 @@ impl RoutingService {
             }
         }
 
-        let applied = active
-            .head
-            .apply_outcome(&pass, outcome)
-            .map_err(|err| EngineError::Invalid(err.to_string()))?;
-        {
+        let skill_stats = {
             let mut stats = lock(&self.inner.stats);
             let entry = stats.entry(pass.skill.clone()).or_default();
             entry.uses += 1;
             entry.successes += u64::from(outcome == Outcome::Success);
-        }
+            *entry
+        };
         {
             let mut rewards = lock(&self.inner.recent_rewards);
             rewards.push_back(outcome.reward());
@@ -349,6 +366,21 @@ impl RoutingService {
                 rewards.pop_front();
             }
         }
+        if !ranked_by_live_head {
+            // The track record is the outcome log's; the head's copy follows it.
+            active.head.set_skill_stats(&pass.skill, skill_stats);
+            tracing::info!(
+                route_id,
+                "outcome logged without training: its route was ranked by a routing head \
+                 replaced since ({})",
+                active.head_origin
+            );
+            return Ok(());
+        }
+        let applied = active
+            .head
+            .apply_outcome(&pass, outcome)
+            .map_err(|err| EngineError::Invalid(err.to_string()))?;
         if applied.persist_due {
             active.persist(&self.inner.store).await?;
         }
@@ -389,12 +421,19 @@ impl RoutingService {
             persisted_updates: active.persisted(),
             save_problem: active.save_problem(),
             head_origin: active.head_origin.clone(),
+            head_source: active.source.clone(),
             baseline: head.baseline,
             recent_rewards,
             recent_success_rate,
             saved_heads,
             cached_routes: lock(&self.inner.routes).len(),
         })
+    }
+
+    /// The live head's weights, baseline and update count, taken under one lock: what a
+    /// training job measures its head against, and what a promotion would keep.
+    pub async fn head_snapshot(&self) -> HeadSnapshot {
+        self.inner.current().await.head.snapshot()
     }
 
     /// The skills directory as last scanned.
@@ -464,22 +503,25 @@ pub(super) fn hashed() -> Arc<dyn Embedder> {
     Arc::new(HashedEmbedder::default())
 }
 
-/// Takes `route`'s outcome slot for `skill`: its forward pass and rank, or why not.
+/// A route's outcome slot, taken for one skill.
+struct Reserved {
+    /// The skill's forward pass when the route was ranked.
+    pass: ForwardPass,
+    /// Its place in the ranking, 0-based.
+    rank: usize,
+    /// Whether the live head ranked the route (only then may the outcome train it).
+    ranked_by_live_head: bool,
+}
+
+/// Takes `route`'s outcome slot for `skill`, or says why not.
 fn reserve(
     route: &mut CachedRoute,
     route_id: &str,
     skill: &str,
     active: &Active,
-) -> Result<(ForwardPass, usize), EngineError> {
+) -> Result<Reserved, EngineError> {
     if route.decided {
         return Err(already_decided(route_id));
-    }
-    if route.epoch != active.epoch {
-        return Err(EngineError::NotFound(format!(
-            "route {route_id} was ranked by a routing head that has since been replaced (the \
-             embedder changed to {}); its outcome cannot be learned from: route the request again",
-            active.embedder.name()
-        )));
     }
     let Some(rank) = route.passes.iter().position(|pass| pass.skill == skill) else {
         let ranked: Vec<&str> = route
@@ -493,7 +535,11 @@ fn reserve(
         )));
     };
     route.decided = true;
-    Ok((route.passes[rank].clone(), rank))
+    Ok(Reserved {
+        pass: route.passes[rank].clone(),
+        rank,
+        ranked_by_live_head: route.epoch == active.epoch,
+    })
 }
 
 fn already_decided(route_id: &str) -> EngineError {

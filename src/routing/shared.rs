@@ -94,6 +94,15 @@ impl SharedRoutingHead {
         self.write().restore(snapshot)
     }
 
+    /// A new head with this one's skills (their embeddings and stats) and configuration, and
+    /// the snapshot's weights, baseline and update count: what a promotion swaps in. This head
+    /// is left as it is, so it can go on serving (and be kept) until the new one is live.
+    pub fn with_weights_of(&self, snapshot: &HeadSnapshot) -> Result<Self, SnapshotError> {
+        let mut head = self.read().clone();
+        head.restore(snapshot)?;
+        Ok(SharedRoutingHead::new(head))
+    }
+
     /// The head's state for status views.
     pub fn status(&self) -> HeadStatus {
         let head = self.read();

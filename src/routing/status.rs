@@ -1,8 +1,9 @@
-//! What the routing service answers: a route, and the routing section of the status view.
+//! What the routing service answers: a route, a promotion or restore of the head, and the
+//! routing section of the status view.
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::head::RankedSkill;
 use super::records::SavedHead;
@@ -66,9 +67,11 @@ pub struct RoutingStatus {
     /// Why the head's last save did not happen (another head is stored for its dimension),
     /// until a save does.
     pub save_problem: Option<String>,
-    /// Where the head came from at start or at the last embedder change: a saved head, or a
-    /// fresh one and why.
+    /// Where the head came from at start, at the last embedder change, promotion or restore:
+    /// a saved head, a fresh one and why, a promoted or a restored one.
     pub head_origin: String,
+    /// What trained the live head first: `online` or `job:<id>`; kept across restarts.
+    pub head_source: HeadSource,
     /// REINFORCE baseline: the moving average of rewards, −1..1.
     pub baseline: f32,
     /// The last [`super::RECENT_REWARDS`] rewards (+1 success, −1 failure), oldest first.
@@ -79,4 +82,69 @@ pub struct RoutingStatus {
     pub saved_heads: Vec<SavedHead>,
     /// Routes waiting for (or holding) an outcome in memory.
     pub cached_routes: usize,
+}
+
+/// What trained a head first: online learning from outcomes, or a training job whose head was
+/// promoted. A promoted head goes on learning online and keeps its source, so the person can
+/// tell a job's head from the one that grew by itself. On the wire and in SQLite: `online`,
+/// `job:<id>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadSource {
+    /// Learned online since it started fresh.
+    Online,
+    /// Trained by the job with this id, then promoted.
+    Job(String),
+}
+
+impl HeadSource {
+    /// Reads `online` or `job:<id>` (a non-empty id); `None` for anything else.
+    pub fn parse(label: &str) -> Option<HeadSource> {
+        if label == "online" {
+            return Some(HeadSource::Online);
+        }
+        match label.strip_prefix("job:") {
+            Some(id) if !id.is_empty() => Some(HeadSource::Job(id.to_owned())),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for HeadSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeadSource::Online => f.write_str("online"),
+            HeadSource::Job(id) => write!(f, "job:{id}"),
+        }
+    }
+}
+
+impl Serialize for HeadSource {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// What a promotion (or a restore, which promotes a replaced head back) made live, and what it
+/// replaced: enough for a job's `promote` receipt and for the way back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromotedHead {
+    /// The embedding dimension of both heads.
+    pub dim: usize,
+    /// Where the live head now came from.
+    pub source: HeadSource,
+    /// The live head's update count (the snapshot's, lower than the old head's or not).
+    pub update_count: u64,
+    /// The head it replaced, kept in `routing_head_versions`.
+    pub replaced: ReplacedHead,
+}
+
+/// A head a promotion or a restore replaced, as `routing_head_versions` keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplacedHead {
+    /// Its `routing_head_versions` row.
+    pub version_id: i64,
+    /// Where it came from.
+    pub source: HeadSource,
+    /// Its update count when it was replaced, unsaved updates included.
+    pub update_count: u64,
 }

@@ -82,8 +82,6 @@ impl Inner {
             next.head_origin
         );
         *active = Arc::new(next);
-        drop(active);
-        lock(&self.routes).release_before(epoch);
         Ok(())
     }
 

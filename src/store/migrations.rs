@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0006_routing_head_identity.sql"),
     include_str!("../../migrations/0007_skill_learning.sql"),
     include_str!("../../migrations/0008_jobs.sql"),
+    include_str!("../../migrations/0009_routing_head_source.sql"),
 ];
 
 /// The schema version this build writes.
