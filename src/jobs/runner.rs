@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::records::{self, Change, CommittedRound, JobRow, JobStatus, ReceiptKind};
 use super::service::{artifact_digest, JobsInner};
-use super::training::{self, Control, Dataset, Split};
+use super::training::{self, Control, Dataset, RoundOutcome, Split, TRAINING_RULE};
 use crate::events::EngineEvent;
 use crate::routing::{HeadSnapshot, LiveHead, RoutingHead};
 use crate::store::StoreError;
@@ -181,7 +181,8 @@ fn run(
     };
     let live_head = RoutingHead::from_snapshot(live.config.clone(), &live.snapshot)
         .map_err(|err| End::Failed(format!("the live head cannot be measured: {err}")))?;
-    let live_metrics = training::evaluate(&live_head, &dataset, &split.heldout);
+    let live_metrics = training::evaluate(&live_head, dataset.select(&split.heldout))
+        .map_err(|err| End::Failed(err.to_string()))?;
     let mut parent = last.map(|(_, sha)| sha);
     let mut previous_loss = call(inner, {
         let job_id = id.to_string();
@@ -205,7 +206,7 @@ fn run(
         let round_started = Instant::now();
         let mut last_event = Instant::now() - PROGRESS_EVERY;
         let mut stopped_by = None;
-        let outcome = training::train_round(&mut head, &dataset, &split, |progress| {
+        let outcome = training::train_round(&mut head, &dataset, &split, TRAINING_RULE, |progress| {
             if inner.halted.load(Ordering::SeqCst) {
                 stopped_by = Some(End::Abandoned);
                 return Control::Stop;
@@ -254,19 +255,29 @@ fn run(
                 });
             }
             Control::Continue
-        });
-        if let Some(end) = stopped_by {
-            return Ok(end);
-        }
-        let heldout = training::evaluate(&head, &dataset, &split.heldout);
+        })
+        .map_err(|err| End::Failed(err.to_string()))?;
+        let (train_loss, examples_trained) = match outcome {
+            RoundOutcome::Completed {
+                train_loss,
+                examples_trained,
+            } => (train_loss, examples_trained),
+            RoundOutcome::Stopped => {
+                return Ok(stopped_by.unwrap_or(End::Stopped(JobStatus::Cancelled, "cancelled")))
+            }
+        };
+        let heldout = training::evaluate(&head, dataset.select(&split.heldout))
+            .map_err(|err| End::Failed(err.to_string()))?;
         let metrics = json!({
             "round": round,
-            "train_loss": outcome.train_loss,
+            "train_loss": train_loss,
             "heldout_loss": heldout.loss,
             "heldout_accuracy": heldout.accuracy,
             "live_heldout_loss": live_metrics.loss,
             "live_heldout_accuracy": live_metrics.accuracy,
-            "examples_trained": outcome.examples_trained,
+            "heldout_auc": heldout.auc,
+            "live_heldout_auc": live_metrics.auc,
+            "examples_trained": examples_trained,
             "elapsed_ms": round_started.elapsed().as_millis() as u64,
         });
         let state = head.snapshot().to_bytes();

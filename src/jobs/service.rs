@@ -561,7 +561,14 @@ pub(super) fn artifact_digest(job: &JobRow, chain: &[String]) -> String {
 }
 
 fn config_digest(config: &crate::routing::HeadConfig) -> String {
-    sha256_hex(format!("{config:?}\n{}", training::split_rule()).as_bytes())
+    sha256_hex(
+        format!(
+            "{config:?}\n{}\n{}",
+            training::split_rule(),
+            training::TRAINING_RULE.as_str()
+        )
+        .as_bytes(),
+    )
 }
 
 fn short(digest: &str) -> &str {
