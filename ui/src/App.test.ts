@@ -5,7 +5,7 @@ import { SETTLE_MS } from "./lib/refresh";
 import { busyStatus, fakeBackend } from "./test/fixtures";
 
 describe("App", () => {
-  it("navigates between the six views; those the engine cannot fill yet say so", async () => {
+  it("navigates between the six views", async () => {
     const { backend } = fakeBackend();
     render(App, { backend });
     const nav = screen.getByRole("navigation", { name: "Views" });
@@ -20,7 +20,7 @@ describe("App", () => {
 
     await fireEvent.click(screen.getByRole("button", { name: "Jobs" }));
     expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Jobs");
-    expect(screen.getByRole("status")).toHaveTextContent(/^Nothing here yet/);
+    expect(await screen.findByRole("list", { name: "Training runs" })).toBeInTheDocument();
   });
 
   it("re-reads the engine on an engine event, not on a timer", async () => {
@@ -104,6 +104,53 @@ describe("App", () => {
     await fireEvent.click(screen.getByRole("button", { name: "Settings" }));
     await fireEvent.click(await screen.findByRole("checkbox", { name: /Pause learning/ }));
     expect(backend.updateSettings).toHaveBeenCalledWith({ paused: true });
+  });
+});
+
+describe("App, training runs", () => {
+  it("re-reads the runs on job events only, and when Jobs opens; a progress event reads nothing", async () => {
+    const { backend, listeners } = fakeBackend();
+    render(App, { backend });
+    await waitFor(() => expect(backend.listJobs).toHaveBeenCalled());
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
+    const reads = () => vi.mocked(backend.listJobs).mock.calls.length;
+    const statusReads = () => vi.mocked(backend.engineStatus).mock.calls.length;
+    const before = reads();
+
+    listeners().onEngineEvent({ type: "review_started", review_id: "r1", attempt: 1 });
+    listeners().onEngineEvent({ type: "draft_ready", draft_id: "d1" });
+    await waitFor(() => expect(statusReads()).toBeGreaterThan(1));
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
+    expect(reads()).toBe(before);
+
+    const statusBefore = statusReads();
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 11, batches: 40, elapsed_ms: 31_000, remaining_ms: 41_000 });
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
+    expect(reads()).toBe(before);
+    expect(statusReads()).toBe(statusBefore);
+
+    listeners().onEngineEvent({ type: "job_changed", job_id: "job-running", status: "completed" });
+    await waitFor(() => expect(reads()).toBeGreaterThan(before));
+    expect(statusReads()).toBeGreaterThan(statusBefore);
+    const afterChange = reads();
+
+    // A progress event for a run the list does not hold yet asks for the list.
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-unknown", round: 1, batch: 1, batches: 40, elapsed_ms: 1_000, remaining_ms: null });
+    await waitFor(() => expect(reads()).toBeGreaterThan(afterChange));
+    const afterUnknown = reads();
+
+    await fireEvent.click(screen.getByRole("button", { name: "Jobs" }));
+    await waitFor(() => expect(reads()).toBeGreaterThan(afterUnknown));
+  });
+
+  it("starts a run through the backend, and shows it before the list is read again", async () => {
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await fireEvent.click(screen.getByRole("button", { name: "Jobs" }));
+    await fireEvent.click(await screen.findByRole("button", { name: "New training run…" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Start training" }));
+    expect(backend.startJob).toHaveBeenCalledWith({ max_rounds: 10, target: null, min_improvement: null, wall_clock_s: 1800 });
+    expect(await screen.findByText(/^Training run started: up to 10 rounds · 30 min budget\.$/)).toBeInTheDocument();
   });
 });
 

@@ -38,3 +38,36 @@ describe("tauriBackend, drafts", () => {
     });
   });
 });
+
+describe("tauriBackend, jobs", () => {
+  beforeEach(() => {
+    invoke.mockReset();
+    invoke.mockResolvedValue({});
+  });
+
+  it("calls the commands of the spec, the stopping policy's fields as the engine names them", async () => {
+    const stopping = { max_rounds: 10, target: 0.85, min_improvement: null, wall_clock_s: 1800 };
+    await tauriBackend.startJob(stopping);
+    await tauriBackend.listJobs();
+    await tauriBackend.getJob("j1");
+    await tauriBackend.cancelJob("j1");
+    await tauriBackend.resumeJob("j1");
+    await tauriBackend.promoteJob("j1");
+    expect(invoke.mock.calls).toEqual([
+      ["start_job", { stopping: { max_rounds: 10, target: 0.85, min_improvement: null, wall_clock_s: 1800 } }],
+      ["list_jobs", undefined],
+      ["get_job", { id: "j1" }],
+      ["cancel_job", { id: "j1" }],
+      ["resume_job", { id: "j1" }],
+      ["promote_job", { id: "j1" }],
+    ]);
+  });
+
+  it("rejects a refused resume with the engine's {code, message}", async () => {
+    invoke.mockRejectedValue({ code: "checkpoint_chain_broken", message: "round 2's checkpoint does not match its digest" });
+    await expect(tauriBackend.resumeJob("j1")).rejects.toEqual({
+      code: "checkpoint_chain_broken",
+      message: "round 2's checkpoint does not match its digest",
+    });
+  });
+});

@@ -5,6 +5,7 @@ import { invoke, isTauri } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { Draft, DraftStatus } from "./drafts";
 import { ENGINE_UNAVAILABLE, toCommandError } from "./errors";
+import type { Job, StoppingPolicy } from "./jobs";
 import type { Review, ReviewStatus } from "./reviews";
 import type { Settings, SettingsPatch } from "./settings";
 import type { Status } from "./status";
@@ -51,6 +52,22 @@ export interface Backend {
   editDraft(id: string, skillMd: string): Promise<Draft>;
   /** Dismisses finding `index` (its `Finding.index`) with the person's reason. */
   dismissFinding(id: string, index: number, reason: string): Promise<Draft>;
+  /** Admits a routing-head training run with this stopping policy; it answers the queued job. */
+  startJob(stopping: StoppingPolicy): Promise<Job>;
+  /** Every training run, without receipts and checkpoints (`[]`). */
+  listJobs(): Promise<Job[]>;
+  /** One run, with its receipts and checkpoints. */
+  getJob(id: string): Promise<Job>;
+  /** Stops the run as `cancelled`, keeping its checkpoints. */
+  cancelJob(id: string): Promise<Job>;
+  /**
+   * Continues an interrupted or out-of-time run after its last committed round; refused
+   * (`job_not_resumable`, `checkpoint_chain_broken`, `checkpoint_missing`, `dataset_changed`,
+   * with a message) unless the whole checkpoint chain verifies.
+   */
+  resumeJob(id: string): Promise<Job>;
+  /** Makes the run's trained head the live one; refused (`job_not_promotable`) without an artifact. */
+  promoteJob(id: string): Promise<Job>;
   /** Starts listening; resolves to a function that stops. */
   subscribe(listeners: BackendListeners): Promise<() => void>;
 }
@@ -90,6 +107,12 @@ export const tauriBackend: Backend = {
   rejectDraft: (id, reason) => call<Draft>("reject_draft", { id, reason }),
   editDraft: (id, skillMd) => call<Draft>("edit_draft", { id, skillMd }),
   dismissFinding: (id, index, reason) => call<Draft>("dismiss_finding", { id, index, reason }),
+  startJob: (stopping) => call<Job>("start_job", { stopping }),
+  listJobs: () => call<Job[]>("list_jobs"),
+  getJob: (id) => call<Job>("get_job", { id }),
+  cancelJob: (id) => call<Job>("cancel_job", { id }),
+  resumeJob: (id) => call<Job>("resume_job", { id }),
+  promoteJob: (id) => call<Job>("promote_job", { id }),
   async subscribe(listeners) {
     const stops: UnlistenFn[] = await Promise.all([
       listen<EngineEvent>(ENGINE_EVENT, (event) => listeners.onEngineEvent(event.payload)),
@@ -115,6 +138,12 @@ export const detachedBackend: Backend = {
   rejectDraft: detached,
   editDraft: detached,
   dismissFinding: detached,
+  startJob: detached,
+  listJobs: detached,
+  getJob: detached,
+  cancelJob: detached,
+  resumeJob: detached,
+  promoteJob: detached,
   subscribe: async () => () => {},
 };
 

@@ -1,7 +1,9 @@
-// Shared test data: a busy status, a few reviews, drafts, settings, and a fake backend.
+// Shared test data: a busy status, a few reviews, drafts, training jobs, settings, and a fake
+// backend.
 import { vi } from "vitest";
 import type { Backend, BackendListeners } from "../lib/backend";
 import type { Draft, Finding } from "../lib/drafts";
+import type { Job, RoundMetrics, StoppingPolicy } from "../lib/jobs";
 import type { Review } from "../lib/reviews";
 import type { Settings } from "../lib/settings";
 import type { Status } from "../lib/status";
@@ -147,6 +149,162 @@ export function draftList(): Draft[] {
   ];
 }
 
+/** Round `round`'s metrics: the trained head's held-out loss falls below the live head's 0.62 from round 3. */
+export function roundMetrics(round: number, patch: Partial<RoundMetrics> = {}): RoundMetrics {
+  return {
+    round,
+    train_loss: Math.round((0.7 - 0.03 * round) * 1000) / 1000,
+    heldout_loss: Math.round((0.68 - 0.025 * round) * 1000) / 1000,
+    heldout_accuracy: Math.round((0.6 + 0.02 * round) * 1000) / 1000,
+    live_heldout_loss: 0.62,
+    live_heldout_accuracy: 0.66,
+    examples_trained: 1920 * round,
+    elapsed_ms: 14_000 * round,
+    ...patch,
+  };
+}
+
+export const STOPPING: StoppingPolicy = { max_rounds: 10, target: null, min_improvement: null, wall_clock_s: 1800 };
+
+const DATASET_DIGEST = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+const ARTIFACT_DIGEST = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+function rounds(n: number): RoundMetrics[] {
+  return Array.from({ length: n }, (_, index) => roundMetrics(index + 1));
+}
+
+/** A run that completed all ten rounds, as `list_jobs` sends it: Promote is allowed. */
+export function job(patch: Partial<Job> = {}): Job {
+  return {
+    id: "job-done",
+    kind: "routing-head",
+    status: "completed",
+    stopping: STOPPING,
+    rounds_completed: 10,
+    metrics: rounds(10),
+    progress: null,
+    paused: false,
+    stop_reason: "max_rounds",
+    error: null,
+    dataset: { digest: DATASET_DIGEST, examples: 2400, heldout: 480 },
+    artifact: { digest: ARTIFACT_DIGEST },
+    promoted_at: null,
+    resumable: false,
+    promotable: true,
+    cancellable: false,
+    created_at: NOW - 2 * 3_600_000,
+    started_at: NOW - 2 * 3_600_000 + 1_000,
+    updated_at: NOW - 100 * 60_000,
+    finished_at: NOW - 100 * 60_000,
+    receipts: [],
+    checkpoints: [],
+    ...patch,
+  };
+}
+
+/** A run in round 3 of 10, with 42 s left by the engine's estimate: Cancel is allowed. */
+export function runningJob(patch: Partial<Job> = {}): Job {
+  return job({
+    id: "job-running",
+    status: "running",
+    rounds_completed: 2,
+    metrics: rounds(2),
+    progress: { round: 3, batch: 10, batches: 40, elapsed_ms: 30_000, remaining_ms: 42_000 },
+    stop_reason: null,
+    artifact: null,
+    promotable: false,
+    cancellable: true,
+    created_at: NOW - 5 * 60_000,
+    started_at: NOW - 5 * 60_000,
+    updated_at: NOW - 10_000,
+    finished_at: null,
+    ...patch,
+  });
+}
+
+/** A run stopped by a restart after three rounds: Resume is offered. */
+export function interruptedJob(patch: Partial<Job> = {}): Job {
+  return job({
+    id: "job-interrupted",
+    status: "interrupted",
+    rounds_completed: 3,
+    metrics: rounds(3),
+    stop_reason: "adopted_after_restart",
+    artifact: null,
+    promotable: false,
+    resumable: true,
+    created_at: NOW - 30 * 60_000,
+    started_at: NOW - 30 * 60_000,
+    updated_at: NOW - 20 * 60_000,
+    finished_at: NOW - 20 * 60_000,
+    ...patch,
+  });
+}
+
+/** A run waiting for its turn. */
+export function queuedJob(patch: Partial<Job> = {}): Job {
+  return job({
+    id: "job-queued",
+    status: "queued",
+    rounds_completed: 0,
+    metrics: [],
+    stop_reason: null,
+    artifact: null,
+    promotable: false,
+    cancellable: true,
+    created_at: NOW - 60_000,
+    started_at: null,
+    updated_at: NOW - 60_000,
+    finished_at: null,
+    ...patch,
+  });
+}
+
+/** Runs in every kind of state, in no particular order. */
+export function jobList(): Job[] {
+  return [
+    job(),
+    interruptedJob(),
+    queuedJob(),
+    runningJob(),
+    job({
+      id: "job-failed",
+      status: "failed",
+      rounds_completed: 0,
+      metrics: [],
+      stop_reason: "the routing head's dimension changed from 384 to 768",
+      error: "the routing head's dimension changed from 384 to 768",
+      artifact: null,
+      promotable: false,
+      created_at: NOW - 86_400_000,
+      updated_at: NOW - 86_400_000,
+      finished_at: NOW - 86_400_000,
+    }),
+    queuedJob({ id: "job-queued-first", created_at: NOW - 3 * 60_000, updated_at: NOW - 3 * 60_000 }),
+  ];
+}
+
+/** The run as `get_job` sends it: with its receipts and a checkpoint per committed round. */
+export function withDetail(base: Job): Job {
+  const checkpoints = base.metrics.map((one, index) => ({
+    round: one.round,
+    sha256: `${String(one.round).padStart(2, "0")}c0ffee`.padEnd(64, "a"),
+    parent_sha256: index === 0 ? null : `${String(one.round - 1).padStart(2, "0")}c0ffee`.padEnd(64, "a"),
+    created_at: (base.started_at ?? base.created_at) + one.elapsed_ms,
+  }));
+  const receipts = [
+    { seq: 1, kind: "admission", at: base.created_at, digest: "1d".padEnd(64, "0"), payload: { examples: base.dataset.examples } },
+    ...base.metrics.map((one, index) => ({
+      seq: index + 2,
+      kind: "training",
+      at: (base.started_at ?? base.created_at) + one.elapsed_ms,
+      digest: `${index + 2}e`.padEnd(64, "0"),
+      payload: { round: one.round },
+    })),
+  ];
+  return { ...base, receipts, checkpoints };
+}
+
 export const SETTINGS: Settings = {
   defer_mode: "auto",
   paused: false,
@@ -175,6 +333,21 @@ export function fakeBackend(overrides: Partial<Backend> = {}) {
       const findings = base.safety.findings.map((one) => (one.index === index ? { ...one, dismissed: { reason, at: NOW } } : one));
       return { ...base, safety: { ...base.safety, findings }, approvable: true, blocked_reason: null };
     }),
+    startJob: vi.fn(async (stopping: StoppingPolicy) =>
+      queuedJob({ id: "job-new", stopping, created_at: NOW, updated_at: NOW, receipts: [] }),
+    ),
+    listJobs: vi.fn(async () => jobList()),
+    getJob: vi.fn(async (id: string) => {
+      const found = jobList().find((one) => one.id === id);
+      return found ? withDetail(found) : Promise.reject({ code: "not_found", message: `no job ${id}` });
+    }),
+    cancelJob: vi.fn(async (id: string) =>
+      runningJob({ id, status: "cancelled", stop_reason: "cancelled", progress: null, cancellable: false, updated_at: NOW, finished_at: NOW }),
+    ),
+    resumeJob: vi.fn(async (id: string) =>
+      interruptedJob({ id, status: "running", stop_reason: null, resumable: false, cancellable: true, updated_at: NOW, finished_at: null }),
+    ),
+    promoteJob: vi.fn(async (id: string) => job({ id, promoted_at: NOW, promotable: false, updated_at: NOW })),
     subscribe: vi.fn(async (next: BackendListeners) => {
       listeners = next;
       return () => (listeners = null);
