@@ -18,6 +18,12 @@ pub const COMMAND_NAMES: &[&str] = &[
     "reject_draft",
     "edit_draft",
     "dismiss_finding",
+    "start_job",
+    "list_jobs",
+    "get_job",
+    "cancel_job",
+    "resume_job",
+    "promote_job",
     "get_settings",
     "update_settings",
 ];

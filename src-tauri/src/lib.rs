@@ -24,6 +24,7 @@
 
 mod about;
 mod drafts;
+mod jobs;
 mod error;
 mod events;
 mod host;
@@ -80,6 +81,12 @@ pub fn run() -> anyhow::Result<()> {
             drafts::commands::reject_draft,
             drafts::commands::edit_draft,
             drafts::commands::dismiss_finding,
+            jobs::commands::start_job,
+            jobs::commands::list_jobs,
+            jobs::commands::get_job,
+            jobs::commands::cancel_job,
+            jobs::commands::resume_job,
+            jobs::commands::promote_job,
             // Settings: defer mode, pause, reviews on or off.
             settings::commands::get_settings,
             settings::commands::update_settings,

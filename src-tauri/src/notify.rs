@@ -1,6 +1,7 @@
 //! Desktop notifications: few, and each one worth the interruption.
 //!
-//! Today: a review failed for good; drafts became ready for
+//! Today: a review failed for good; a training job finished, failed or was interrupted (one
+//! each); drafts became ready for
 //! review (one notification per burst, [`ReadyDrafts`]); the engine could not start; and, when
 //! the person turned it on in Settings (off by default), the managed server appeared or went
 //! away. Everything else (a review queued, started, preempted, retried, a slot busy, a person's
@@ -11,6 +12,7 @@
 use std::sync::Mutex;
 
 use lull::events::EngineEvent;
+use lull::jobs::records::JobStatus;
 use lull::server::{ServerReading, ServerState};
 use tauri::{AppHandle, Manager as _};
 use tauri_plugin_notification::NotificationExt as _;
@@ -44,6 +46,28 @@ pub fn note_for(event: &EngineEvent) -> Option<Note> {
                 as_sentence(error)
             ),
         }),
+        EngineEvent::JobChanged { job_id, status } => {
+            let short: String = job_id.chars().take(8).collect();
+            let (title, body) = match status {
+                JobStatus::Completed => (
+                    "A training run finished",
+                    format!("Run {short} trained a routing head. Nothing changes until you promote it in Jobs."),
+                ),
+                JobStatus::Failed => (
+                    "A training run failed",
+                    format!("Run {short} stopped with an error; see Jobs in the Lull window."),
+                ),
+                JobStatus::Interrupted => (
+                    "A training run was interrupted",
+                    format!("Run {short} stopped before its end; its rounds are kept, and Resume in Jobs continues it."),
+                ),
+                _ => return None,
+            };
+            Some(Note {
+                title: title.into(),
+                body,
+            })
+        }
         _ => None,
     }
 }
@@ -213,6 +237,20 @@ mod tests {
             back.body,
             "Lull will learn in the lulls of http://127.0.0.1:8080/v1."
         );
+    }
+
+    #[test]
+    fn a_job_that_finished_failed_or_was_interrupted_notifies_once_and_nothing_else_does() {
+        let job = |status| EngineEvent::JobChanged {
+            job_id: "0123456789".into(),
+            status,
+        };
+        assert_eq!(note_for(&job(JobStatus::Completed)).unwrap().title, "A training run finished");
+        assert_eq!(note_for(&job(JobStatus::Failed)).unwrap().title, "A training run failed");
+        assert!(note_for(&job(JobStatus::Interrupted)).unwrap().body.contains("Resume"));
+        for quiet in [JobStatus::Queued, JobStatus::Running, JobStatus::Cancelled, JobStatus::BudgetExhausted] {
+            assert_eq!(note_for(&job(quiet)), None, "{quiet:?}");
+        }
     }
 
     #[test]
