@@ -21,6 +21,7 @@ pub mod engine;
 pub mod events;
 pub mod fswatch;
 pub mod gate;
+pub mod jobs;
 pub mod learning;
 pub mod llm;
 pub mod logging;
