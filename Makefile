@@ -55,4 +55,4 @@ screenshots: ui
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps
-	$(CARGO) bench --bench routing --bench simulation --bench ingest --bench idle --bench frontier --bench safety --bench live_turn
+	$(CARGO) bench --bench routing --bench simulation --bench ingest --bench idle --bench frontier --bench safety --bench jobs --bench live_turn

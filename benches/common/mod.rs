@@ -210,6 +210,51 @@ pub fn render_markdown(results: &Value) -> String {
     if let Some(safety) = results.get("safety").filter(|v| v.is_object()) {
         md += &safety_table(safety);
     }
+    if let Some(jobs) = results.get("jobs").filter(|v| v.is_object()) {
+        md += &jobs_table(jobs);
+    }
+    md
+}
+
+/// Training rounds' speed, and the held-out metrics after the last round beside the live head's.
+fn jobs_table(jobs: &Value) -> String {
+    let command = "`cargo bench --bench jobs`";
+    let mut md = format!(
+        "\n## Training jobs\n\nThe routing bandit's log ({} dims, the agent taking the live head's \
+         first skill); a fresh head trained by each update rule. Metrics are held-out loss / \
+         accuracy / AUC.\n\n| figure | value | command |\n|---|---:|---|\n",
+        jobs["dim"],
+    );
+    let metrics = |m: &Value| {
+        format!(
+            "{:.3} / {:.3} / {:.3}",
+            m["heldout_loss"].as_f64().unwrap_or(f64::NAN),
+            m["heldout_accuracy"].as_f64().unwrap_or(f64::NAN),
+            m["heldout_auc"].as_f64().unwrap_or(f64::NAN),
+        )
+    };
+    for size in jobs["sizes"].as_array().into_iter().flatten() {
+        let outcomes = &size["outcomes"];
+        md += &format!(
+            "| {outcomes} outcomes: live head (online, every outcome once) | {} | {command} |\n",
+            metrics(&size["live"])
+        );
+        for rule in size["rules"].as_array().into_iter().flatten() {
+            let name = rule["rule"].as_str().unwrap_or("?");
+            md += &format!(
+                "| {outcomes} outcomes, {name}: rounds/s | {} | {command} |\n",
+                num(&rule["rounds_per_s"])
+            );
+            let rounds = rule["rounds"].as_array().map_or(&[][..], Vec::as_slice);
+            if let Some(last) = rounds.last() {
+                md += &format!(
+                    "| {outcomes} outcomes, {name}: after round {} | {} | {command} |\n",
+                    last["round"],
+                    metrics(last)
+                );
+            }
+        }
+    }
     md
 }
 

@@ -212,7 +212,8 @@ impl Ranking {
 ///
 /// Invariant: every skill block equals `W_skill · embedding` of its skill for the current
 /// weights (up to float rounding). Upserting a skill computes its block; an update patches all
-/// blocks with the update's rank-one change; [`RoutingHead::restore`] recomputes them.
+/// blocks with the update's rank-one change (whether or not the updated pass's skill is in the
+/// table); [`RoutingHead::restore`] recomputes them.
 #[derive(Debug, Clone)]
 pub struct RoutingHead {
     config: HeadConfig,
@@ -388,7 +389,12 @@ impl RoutingHead {
         let mut scored: Vec<(usize, f32, f32)> = (0..self.skill_count())
             .map(|row| {
                 let features = CandidateFeatures::new(cosines[row], self.skills.stats[row]);
-                self.pre_activation_into(query_block, row, &features, &mut pre_activation);
+                self.pre_activation_into(
+                    query_block,
+                    self.skills.block(row),
+                    &features,
+                    &mut pre_activation,
+                );
                 let rl = self.rl_from_pre_activation(&pre_activation);
                 (row, self.blend(features.cosine, rl), rl)
             })
@@ -415,7 +421,12 @@ impl RoutingHead {
         for (row, score, rl) in scored {
             let features = CandidateFeatures::new(cosines[row], self.skills.stats[row]);
             let mut hidden_pre_activation = vec![0.0f32; self.config.hidden_size];
-            self.pre_activation_into(query_block, row, &features, &mut hidden_pre_activation);
+            self.pre_activation_into(
+                query_block,
+                self.skills.block(row),
+                &features,
+                &mut hidden_pre_activation,
+            );
             let skill = self.skills.names[row].clone();
             ranking.ranked.push(RankedSkill {
                 skill: skill.clone(),
@@ -435,6 +446,51 @@ impl RoutingHead {
         Ok(ranking)
     }
 
+    /// The forward pass of one (request, skill, features) triple against the current weights,
+    /// whether or not the skill is in the head's table: how a training job replays a logged
+    /// outcome through [`RoutingHead::apply_outcome`] (or
+    /// [`RoutingHead::apply_outcome_cross_entropy`]), and scores it (`rl` is the head's `p`).
+    ///
+    /// Both vectors are L2-normalised, as [`RoutingHead::rank`] and
+    /// [`RoutingHead::upsert_skill`] do; the features are taken as given (the logged ones, from
+    /// ranking time), not recomputed from the head's own stats. The skill block is computed
+    /// afresh, so for a known skill the pass equals the one `rank` gives up to the rounding that
+    /// the cached block has accumulated. The head is not changed.
+    pub fn forward_pass(
+        &self,
+        skill: &str,
+        query: &[f32],
+        skill_embedding: &[f32],
+        features: CandidateFeatures,
+    ) -> Result<ForwardPass, RoutingError> {
+        self.check_dim(query.len(), "query")?;
+        self.check_dim(skill_embedding.len(), "skill embedding")?;
+        let query: Arc<[f32]> = unit_vector(query).into();
+        let skill_embedding: Arc<[f32]> = unit_vector(skill_embedding).into();
+        let query_block =
+            self.weights.query.dot(&ArrayView1::from(&query[..])) + &self.weights.first_bias;
+        let skill_block = self
+            .weights
+            .skill
+            .dot(&ArrayView1::from(&skill_embedding[..]));
+        let mut hidden_pre_activation = vec![0.0f32; self.config.hidden_size];
+        self.pre_activation_into(
+            query_block.as_slice().expect("fresh array is contiguous"),
+            skill_block.as_slice().expect("fresh array is contiguous"),
+            &features,
+            &mut hidden_pre_activation,
+        );
+        let rl = self.rl_from_pre_activation(&hidden_pre_activation);
+        Ok(ForwardPass {
+            skill: skill.to_owned(),
+            query,
+            skill_embedding,
+            features,
+            hidden_pre_activation,
+            rl,
+        })
+    }
+
     /// Learns from one outcome: a REINFORCE step on the cached forward pass of the chosen skill,
     /// with the moving-average baseline; returns the new update count.
     ///
@@ -447,6 +503,38 @@ impl RoutingHead {
         pass: &ForwardPass,
         outcome: Outcome,
     ) -> Result<u64, RoutingError> {
+        self.check_pass(pass)?;
+        let advantage = outcome.reward() - self.baseline;
+        let output_step = self.config.learning_rate * advantage * (1.0 - pass.rl);
+        Ok(self.step(pass, outcome, output_step))
+    }
+
+    /// Learns from one outcome by a gradient step on the cross-entropy of `p` against
+    /// `y = (outcome is a success)`: `lr · (y − p) · ∇z`, otherwise as
+    /// [`RoutingHead::apply_outcome`] (the baseline and the stats are kept current too).
+    ///
+    /// This reads `p` as the chance that the skill helps, which is what a training job measures.
+    /// Replayed over a fixed log round after round, the REINFORCE step has no resting point
+    /// while failures remain: it moves a failure's `z` by `lr · (1 + baseline) · (1 − p)`, which
+    /// does not shrink as `p` nears 0, and the shared weights carry the successes' scores down
+    /// with them. This step's pull on a failure is `lr · p`, so it rests where `p` matches how
+    /// often such a pair helps.
+    pub fn apply_outcome_cross_entropy(
+        &mut self,
+        pass: &ForwardPass,
+        outcome: Outcome,
+    ) -> Result<u64, RoutingError> {
+        self.check_pass(pass)?;
+        let label = if outcome == Outcome::Success {
+            1.0
+        } else {
+            0.0
+        };
+        let output_step = self.config.learning_rate * (label - pass.rl);
+        Ok(self.step(pass, outcome, output_step))
+    }
+
+    fn check_pass(&self, pass: &ForwardPass) -> Result<(), RoutingError> {
         self.check_dim(pass.query.len(), "forward pass query")?;
         self.check_dim(pass.skill_embedding.len(), "forward pass skill embedding")?;
         if pass.hidden_pre_activation.len() != self.config.hidden_size {
@@ -456,12 +544,15 @@ impl RoutingHead {
                 actual: pass.hidden_pre_activation.len(),
             });
         }
+        Ok(())
+    }
 
-        let reward = outcome.reward();
-        let advantage = reward - self.baseline;
+    /// Moves `z` of `pass` by `output_step · ∇z` (backpropagated to every weight), patches the
+    /// skill blocks, follows the reward in the baseline and counts the update and the skill's
+    /// stats; returns the new update count.
+    fn step(&mut self, pass: &ForwardPass, outcome: Outcome, output_step: f32) -> u64 {
         self.baseline = self.config.baseline_decay * self.baseline
-            + (1.0 - self.config.baseline_decay) * reward;
-        let output_step = self.config.learning_rate * advantage * (1.0 - pass.rl);
+            + (1.0 - self.config.baseline_decay) * outcome.reward();
 
         // Backpropagate through the output weights as they were before this step.
         let hidden_step: Array1<f32> = pass
@@ -518,7 +609,7 @@ impl RoutingHead {
             stats.uses += 1;
             stats.successes += u64::from(outcome == Outcome::Success);
         }
-        Ok(self.update_count)
+        self.update_count
     }
 
     /// Copies out the weights, baseline and update count.
@@ -570,18 +661,15 @@ impl RoutingHead {
         Ok(())
     }
 
-    /// `W1·x + b1` for the skill in `row`, from the request's query block and the cached skill block.
+    /// `W1·x + b1` from a request's query block (`W_query·query + b1`), a skill block
+    /// (`W_skill·skill`) and the features.
     fn pre_activation_into(
         &self,
         query_block: &[f32],
-        row: usize,
+        skill_block: &[f32],
         features: &CandidateFeatures,
         out: &mut [f32],
     ) {
-        let skill_block = self.skills.blocks.row(row);
-        let skill_block = skill_block
-            .as_slice()
-            .expect("skill blocks are contiguous rows");
         let feature_weights = self
             .weights
             .features
@@ -680,6 +768,14 @@ impl SkillTable {
         true
     }
 
+    /// The cached skill block of the skill in `row`.
+    fn block(&self, row: usize) -> &[f32] {
+        self.blocks
+            .row(row)
+            .to_slice()
+            .expect("skill blocks are contiguous rows")
+    }
+
     fn recompute_blocks(&mut self, skill_weights: &Array2<f32>) {
         self.blocks = self.embeddings.dot(&skill_weights.t());
     }
@@ -707,4 +803,201 @@ pub(crate) fn unit_vector(vector: &[f32]) -> Vec<f32> {
         return vector.to_vec();
     }
     vector.iter().map(|x| x / norm).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::reference::{rank_scalar, ReferenceSkill};
+
+    const DIM: usize = 16;
+
+    fn random_vector(rng: &mut StdRng) -> Vec<f32> {
+        (0..DIM).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+    }
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        let (a, b) = (unit_vector(a), unit_vector(b));
+        a.iter().zip(&b).map(|(x, y)| x * y).sum()
+    }
+
+    /// For a skill the head knows, the replayed pass is the one the ranking gave, bit for bit,
+    /// while the skill blocks are fresh: same inputs, activations and score.
+    #[test]
+    fn a_forward_pass_of_a_known_skill_is_the_ranking_pass() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut head = RoutingHead::new(DIM, HeadConfig::default());
+        let skills = [
+            ("deploy", random_vector(&mut rng)),
+            ("haiku", random_vector(&mut rng)),
+        ];
+        for (name, embedding) in &skills {
+            head.upsert_skill(name, embedding).unwrap();
+        }
+        head.set_skill_stats(
+            "deploy",
+            SkillStats {
+                uses: 7,
+                successes: 5,
+            },
+        );
+        let query = random_vector(&mut rng);
+        let ranking = head.rank(&query, skills.len()).unwrap();
+        for (name, embedding) in &skills {
+            let ranked = ranking.pass_for(name).unwrap();
+            let replayed = head
+                .forward_pass(name, &query, embedding, ranked.features)
+                .unwrap();
+            assert_eq!(&replayed, ranked);
+        }
+    }
+
+    /// A training head learns from skills it has never been told about; those updates still
+    /// patch the blocks of the skills it does know, so its rankings stay those of the reference
+    /// model, and its known skills' track records are left alone.
+    #[test]
+    fn updates_from_passes_of_unknown_skills_keep_the_skill_blocks_true() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let mut head = RoutingHead::new(DIM, HeadConfig::default());
+        let known: Vec<(String, Vec<f32>)> = (0..5)
+            .map(|index| (format!("skill-{index}"), random_vector(&mut rng)))
+            .collect();
+        for (name, embedding) in &known {
+            head.upsert_skill(name, embedding).unwrap();
+        }
+        let stats = SkillStats {
+            uses: 3,
+            successes: 2,
+        };
+        for index in 0..60 {
+            let (query, skill_embedding) = (random_vector(&mut rng), random_vector(&mut rng));
+            let features = CandidateFeatures::new(cosine(&query, &skill_embedding), stats);
+            let pass = head
+                .forward_pass("logged-skill", &query, &skill_embedding, features)
+                .unwrap();
+            let outcome = if index % 3 == 0 {
+                Outcome::Failure
+            } else {
+                Outcome::Success
+            };
+            head.apply_outcome(&pass, outcome).unwrap();
+        }
+        assert_eq!(head.update_count(), 60);
+        assert!(head.is_warmed_up());
+
+        let snapshot = head.snapshot();
+        let reference_skills: Vec<ReferenceSkill<'_>> = known
+            .iter()
+            .map(|(name, embedding)| ReferenceSkill {
+                name,
+                embedding,
+                stats: head.skill_stats(name).unwrap(),
+            })
+            .collect();
+        assert!(reference_skills
+            .iter()
+            .all(|skill| skill.stats == SkillStats::default()));
+        let query = random_vector(&mut rng);
+        let from_head = head.rank(&query, known.len()).unwrap();
+        let from_reference = rank_scalar(&snapshot, head.config(), &query, &reference_skills);
+        for (ranked, reference) in from_head.ranked.iter().zip(&from_reference) {
+            assert_eq!(ranked.skill, reference.skill);
+            assert!(
+                (ranked.rl - reference.rl).abs() < 1e-5,
+                "{ranked:?} vs {reference:?}"
+            );
+            assert!((ranked.score - reference.score).abs() < 1e-5);
+        }
+
+        // The replayed pass scores as the reference does too.
+        let (query, skill_embedding) = (random_vector(&mut rng), random_vector(&mut rng));
+        let features = CandidateFeatures::new(cosine(&query, &skill_embedding), stats);
+        let pass = head
+            .forward_pass("logged-skill", &query, &skill_embedding, features)
+            .unwrap();
+        let reference = rank_scalar(
+            &snapshot,
+            head.config(),
+            &query,
+            &[ReferenceSkill {
+                name: "logged-skill",
+                embedding: &skill_embedding,
+                stats,
+            }],
+        );
+        assert!((pass.rl - reference[0].rl).abs() < 1e-5);
+    }
+
+    /// The cross-entropy step moves `p` towards the outcome by a step that shrinks as `p`
+    /// nears it, and keeps the baseline, the count and the skill's stats as REINFORCE does.
+    #[test]
+    fn a_cross_entropy_step_moves_the_score_towards_the_outcome() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut head = RoutingHead::new(DIM, HeadConfig::default());
+        let embedding = random_vector(&mut rng);
+        head.upsert_skill("deploy", &embedding).unwrap();
+        let query = random_vector(&mut rng);
+        let features = CandidateFeatures::new(cosine(&query, &embedding), SkillStats::default());
+        let score = |head: &RoutingHead| {
+            head.forward_pass("deploy", &query, &embedding, features)
+                .unwrap()
+                .rl
+        };
+        let before = score(&head);
+        let pass = head
+            .forward_pass("deploy", &query, &embedding, features)
+            .unwrap();
+
+        let mut reinforced = head.clone();
+        reinforced.apply_outcome(&pass, Outcome::Failure).unwrap();
+        for (outcome, moved_up) in [(Outcome::Success, true), (Outcome::Failure, false)] {
+            let mut stepped = head.clone();
+            assert_eq!(stepped.apply_outcome_cross_entropy(&pass, outcome), Ok(1));
+            assert_eq!(score(&stepped) > before, moved_up, "{outcome:?}");
+            let expected = SkillStats {
+                uses: 1,
+                successes: u64::from(moved_up),
+            };
+            assert_eq!(stepped.skill_stats("deploy"), Some(expected));
+            if outcome == Outcome::Failure {
+                assert_eq!(stepped.baseline(), reinforced.baseline());
+                // A failure moves z by lr·p here and by lr·(1 + baseline)·(1 − p) in REINFORCE,
+                // with the baseline 0 before the first outcome: less below p = ½, more above.
+                let cross_entropy_drop = before - score(&stepped);
+                let reinforce_drop = before - score(&reinforced);
+                assert_eq!(
+                    cross_entropy_drop < reinforce_drop,
+                    before < 0.5,
+                    "p = {before}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_forward_pass_of_another_dimension_is_refused() {
+        let head = RoutingHead::new(DIM, HeadConfig::default());
+        let features = CandidateFeatures::new(0.5, SkillStats::default());
+        let error = head
+            .forward_pass("deploy", &[1.0; DIM + 1], &[1.0; DIM], features)
+            .unwrap_err();
+        assert_eq!(
+            error,
+            RoutingError::DimensionMismatch {
+                what: "query",
+                expected: DIM,
+                actual: DIM + 1
+            }
+        );
+        let error = head
+            .forward_pass("deploy", &[1.0; DIM], &[1.0; 3], features)
+            .unwrap_err();
+        assert!(matches!(
+            error,
+            RoutingError::DimensionMismatch {
+                what: "skill embedding",
+                ..
+            }
+        ));
+    }
 }
