@@ -20,8 +20,14 @@ use lull::store::Store;
 use lull::{Engine, EngineError, Paths};
 
 const SKILLS: [(&str, &str); 3] = [
-    ("deploy-staging", "Deploy a service to the staging cluster and check its health"),
-    ("db-migration", "Write and run a database migration safely, with a rollback"),
+    (
+        "deploy-staging",
+        "Deploy a service to the staging cluster and check its health",
+    ),
+    (
+        "db-migration",
+        "Write and run a database migration safely, with a rollback",
+    ),
     ("rotate-certs", "Rotate TLS certificates before they expire"),
 ];
 
@@ -68,9 +74,17 @@ impl Harness {
         ];
         for i in 0..n {
             let (query, right) = requests[i % requests.len()];
-            let answer = self.engine.route(&format!("{query} #{i}"), None).await.unwrap();
+            let answer = self
+                .engine
+                .route(&format!("{query} #{i}"), None)
+                .await
+                .unwrap();
             let chosen = &answer.ranked[i % answer.ranked.len()].skill;
-            let outcome = if chosen == right { Outcome::Success } else { Outcome::Failure };
+            let outcome = if chosen == right {
+                Outcome::Success
+            } else {
+                Outcome::Failure
+            };
             self.engine
                 .record_outcome(&answer.route_id, chosen, outcome)
                 .await
@@ -117,7 +131,10 @@ async fn open(dir: &std::path::Path) -> (Engine, Store) {
         embedders: Arc::new(BuiltInEmbedderOnly),
         clock: None,
     };
-    (Engine::open_with(config, paths, seams).await.unwrap(), store)
+    (
+        Engine::open_with(config, paths, seams).await.unwrap(),
+        store,
+    )
 }
 
 fn rounds(max_rounds: u32) -> Stopping {
@@ -131,7 +148,11 @@ fn rounds(max_rounds: u32) -> Stopping {
 
 fn assert_dense(job: &JobView) {
     let seqs: Vec<u32> = job.receipts.iter().map(|r| r.seq).collect();
-    assert_eq!(seqs, (1..=seqs.len() as u32).collect::<Vec<_>>(), "receipts are dense");
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u32).collect::<Vec<_>>(),
+        "receipts are dense"
+    );
     for receipt in &job.receipts {
         assert_eq!(
             receipt.digest,
@@ -146,17 +167,34 @@ async fn a_job_trains_to_max_rounds_with_a_checkpoint_chain_and_a_reproducible_a
     let harness = Harness::new().await;
     harness.log_outcomes(240).await;
     let job = harness.engine.start_job(rounds(3)).await.unwrap();
-    assert!(job.dataset.examples >= 200 && job.dataset.heldout > 0, "{:?}", job.dataset);
+    assert!(
+        job.dataset.examples >= 200 && job.dataset.heldout > 0,
+        "{:?}",
+        job.dataset
+    );
     let done = harness.ended(&job.id).await;
-    assert_eq!((done.status, done.rounds_completed), (JobStatus::Completed, 3));
+    assert_eq!(
+        (done.status, done.rounds_completed),
+        (JobStatus::Completed, 3)
+    );
     assert_eq!(done.stop_reason.as_deref(), Some("max_rounds"));
     assert_eq!(done.metrics.len(), 3);
-    assert!(done.metrics[0]["heldout_loss"].as_f64().unwrap().is_finite());
-    assert!(done.metrics[0]["live_heldout_loss"].as_f64().is_some(), "the live head is measured too");
+    assert!(done.metrics[0]["heldout_loss"]
+        .as_f64()
+        .unwrap()
+        .is_finite());
+    assert!(
+        done.metrics[0]["live_heldout_loss"].as_f64().is_some(),
+        "the live head is measured too"
+    );
     assert_eq!(done.checkpoints.len(), 3);
     assert_eq!(done.checkpoints[0].parent_sha256, None);
     for pair in done.checkpoints.windows(2) {
-        assert_eq!(pair[1].parent_sha256.as_ref(), Some(&pair[0].sha256), "each names its parent");
+        assert_eq!(
+            pair[1].parent_sha256.as_ref(),
+            Some(&pair[0].sha256),
+            "each names its parent"
+        );
     }
     assert_dense(&done);
     let kinds: Vec<ReceiptKind> = done.receipts.iter().map(|r| r.kind).collect();
@@ -179,34 +217,67 @@ async fn each_stopping_rule_stops_the_job_and_says_why() {
     harness.log_outcomes(150).await;
     let target = harness
         .engine
-        .start_job(Stopping { target: Some(0.01), ..rounds(50) })
+        .start_job(Stopping {
+            target: Some(0.01),
+            ..rounds(50)
+        })
         .await
         .unwrap();
     let target = harness.ended(&target.id).await;
-    assert_eq!((target.status, target.rounds_completed), (JobStatus::Completed, 1));
+    assert_eq!(
+        (target.status, target.rounds_completed),
+        (JobStatus::Completed, 1)
+    );
     assert_eq!(target.stop_reason.as_deref(), Some("target_reached"));
 
     let flat = harness
         .engine
-        .start_job(Stopping { min_improvement: Some(10.0), ..rounds(50) })
+        .start_job(Stopping {
+            min_improvement: Some(10.0),
+            ..rounds(50)
+        })
         .await
         .unwrap();
     let flat = harness.ended(&flat.id).await;
-    assert_eq!((flat.status, flat.rounds_completed), (JobStatus::Completed, 2));
+    assert_eq!(
+        (flat.status, flat.rounds_completed),
+        (JobStatus::Completed, 2)
+    );
     assert_eq!(flat.stop_reason.as_deref(), Some("min_improvement"));
 
     let budget = harness
         .engine
-        .start_job(Stopping { wall_clock_s: 1, ..rounds(10_000) })
+        .start_job(Stopping {
+            wall_clock_s: 1,
+            ..rounds(10_000)
+        })
         .await
         .unwrap();
     let budget = harness.ended(&budget.id).await;
-    assert_eq!(budget.status, JobStatus::BudgetExhausted, "{:?}", budget.stop_reason);
+    assert_eq!(
+        budget.status,
+        JobStatus::BudgetExhausted,
+        "{:?}",
+        budget.stop_reason
+    );
     assert_eq!(budget.stop_reason.as_deref(), Some("wall_clock_budget"));
     assert!(budget.resumable && budget.rounds_completed > 0);
 
-    for bad in [rounds(0), Stopping { wall_clock_s: 0, ..rounds(1) }, Stopping { target: Some(1.5), ..rounds(1) }] {
-        assert!(matches!(harness.engine.start_job(bad).await, Err(EngineError::Invalid(_))));
+    for bad in [
+        rounds(0),
+        Stopping {
+            wall_clock_s: 0,
+            ..rounds(1)
+        },
+        Stopping {
+            target: Some(1.5),
+            ..rounds(1)
+        },
+    ] {
+        assert!(matches!(
+            harness.engine.start_job(bad).await,
+            Err(EngineError::Invalid(_))
+        ));
     }
 }
 
@@ -229,12 +300,19 @@ async fn a_live_turn_pauses_training_and_cancel_stops_it_within_a_second() {
     .expect("the job pauses while the turn is live");
     let before = harness.engine.job(&job.id).await.unwrap().rounds_completed;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(harness.engine.job(&job.id).await.unwrap().rounds_completed, before, "no round while paused");
+    assert_eq!(
+        harness.engine.job(&job.id).await.unwrap().rounds_completed,
+        before,
+        "no round while paused"
+    );
 
     harness.engine.finish_turn(&lease).unwrap();
     tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            if let Ok(EngineEvent::JobProgress { metrics: Some(_), .. }) = events.recv().await {
+            if let Ok(EngineEvent::JobProgress {
+                metrics: Some(_), ..
+            }) = events.recv().await
+            {
                 break;
             }
         }
@@ -243,10 +321,21 @@ async fn a_live_turn_pauses_training_and_cancel_stops_it_within_a_second() {
     .expect("training goes on once the turn ends");
     let asked = std::time::Instant::now();
     let cancelled = harness.engine.cancel_job(&job.id).await.unwrap();
-    assert!(asked.elapsed() < Duration::from_secs(1), "cancel took {:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "cancel took {:?}",
+        asked.elapsed()
+    );
     assert_eq!(cancelled.status, JobStatus::Cancelled);
-    assert!(cancelled.rounds_completed > 0 && cancelled.checkpoints.len() == cancelled.rounds_completed as usize, "checkpoints are kept");
-    assert!(cancelled.receipts.iter().any(|r| r.kind == ReceiptKind::Cancel));
+    assert!(
+        cancelled.rounds_completed > 0
+            && cancelled.checkpoints.len() == cancelled.rounds_completed as usize,
+        "checkpoints are kept"
+    );
+    assert!(cancelled
+        .receipts
+        .iter()
+        .any(|r| r.kind == ReceiptKind::Cancel));
     assert_dense(&cancelled);
 }
 
@@ -271,21 +360,44 @@ async fn a_restart_interrupts_a_running_job_which_resumes_only_when_asked_from_i
 
     let adopted = harness.engine.job(&job.id).await.unwrap();
     assert_eq!(adopted.status, JobStatus::Interrupted);
-    assert_eq!(adopted.stop_reason.as_deref(), Some("adopted_after_restart"));
-    let refusal = adopted.receipts.iter().rev().find(|r| r.kind == ReceiptKind::Refusal).expect("a refusal receipt");
+    assert_eq!(
+        adopted.stop_reason.as_deref(),
+        Some("adopted_after_restart")
+    );
+    let refusal = adopted
+        .receipts
+        .iter()
+        .rev()
+        .find(|r| r.kind == ReceiptKind::Refusal)
+        .expect("a refusal receipt");
     assert_eq!(refusal.payload["reason"], "adopted_after_restart");
     let rounds_then = adopted.rounds_completed;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(harness.engine.job(&job.id).await.unwrap().rounds_completed, rounds_then, "not retrained without Resume");
+    assert_eq!(
+        harness.engine.job(&job.id).await.unwrap().rounds_completed,
+        rounds_then,
+        "not retrained without Resume"
+    );
     assert!(adopted.resumable);
 
     let last_sha = adopted.checkpoints.last().unwrap().sha256.clone();
     harness.engine.resume_job(&job.id).await.unwrap();
     let done = harness.ended(&job.id).await;
-    assert_eq!((done.status, done.rounds_completed), (JobStatus::Completed, 6));
+    assert_eq!(
+        (done.status, done.rounds_completed),
+        (JobStatus::Completed, 6)
+    );
     let next = &done.checkpoints[rounds_then as usize];
-    assert_eq!(next.round, rounds_then + 1, "it continued from the right round");
-    assert_eq!(next.parent_sha256.as_ref(), Some(&last_sha), "with the right parent");
+    assert_eq!(
+        next.round,
+        rounds_then + 1,
+        "it continued from the right round"
+    );
+    assert_eq!(
+        next.parent_sha256.as_ref(),
+        Some(&last_sha),
+        "with the right parent"
+    );
     assert!(done.receipts.iter().any(|r| r.kind == ReceiptKind::Resume));
     assert_dense(&done);
 }
@@ -296,7 +408,14 @@ async fn resume_refuses_a_tampered_or_missing_checkpoint_and_a_changed_dataset()
     harness.log_outcomes(150).await;
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let job = harness.engine.start_job(Stopping { wall_clock_s: 1, ..rounds(10_000) }).await.unwrap();
+        let job = harness
+            .engine
+            .start_job(Stopping {
+                wall_clock_s: 1,
+                ..rounds(10_000)
+            })
+            .await
+            .unwrap();
         let job = harness.ended(&job.id).await;
         assert_eq!(job.status, JobStatus::BudgetExhausted);
         assert!(job.rounds_completed >= 2, "{}", job.rounds_completed);
@@ -317,8 +436,14 @@ async fn resume_refuses_a_tampered_or_missing_checkpoint_and_a_changed_dataset()
         Err(EngineError::Refused { code, .. }) => code,
         other => panic!("resume was not refused: {other:?}"),
     };
-    assert_eq!(refused(harness.engine.resume_job(&tampered).await), "checkpoint_chain_broken");
-    assert_eq!(refused(harness.engine.resume_job(&missing).await), "checkpoint_missing");
+    assert_eq!(
+        refused(harness.engine.resume_job(&tampered).await),
+        "checkpoint_chain_broken"
+    );
+    assert_eq!(
+        refused(harness.engine.resume_job(&missing).await),
+        "checkpoint_missing"
+    );
     harness
         .store
         .call(|c| {
@@ -327,9 +452,16 @@ async fn resume_refuses_a_tampered_or_missing_checkpoint_and_a_changed_dataset()
         })
         .await
         .unwrap();
-    assert_eq!(refused(harness.engine.resume_job(&changed).await), "dataset_changed");
+    assert_eq!(
+        refused(harness.engine.resume_job(&changed).await),
+        "dataset_changed"
+    );
     let after = harness.engine.job(&tampered).await.unwrap();
-    assert_eq!(after.status, JobStatus::BudgetExhausted, "a refused resume changes nothing but the log");
+    assert_eq!(
+        after.status,
+        JobStatus::BudgetExhausted,
+        "a refused resume changes nothing but the log"
+    );
     assert_eq!(after.receipts.last().unwrap().kind, ReceiptKind::Refusal);
     assert_dense(&after);
 }
@@ -344,7 +476,16 @@ async fn promote_makes_the_trained_head_live_once() {
     assert!(promoted.promoted_at.is_some() && !promoted.promotable);
     assert_eq!(promoted.receipts.last().unwrap().kind, ReceiptKind::Promote);
     let refused = harness.engine.promote_job(&done.id).await.unwrap_err();
-    assert!(matches!(refused, EngineError::Refused { code: "job_not_promotable", .. }), "{refused}");
+    assert!(
+        matches!(
+            refused,
+            EngineError::Refused {
+                code: "job_not_promotable",
+                ..
+            }
+        ),
+        "{refused}"
+    );
     // Routing goes on with the promoted head.
     harness.log_outcomes(3).await;
 }

@@ -24,10 +24,10 @@
 
 mod about;
 mod drafts;
-mod jobs;
 mod error;
 mod events;
 mod host;
+mod jobs;
 mod notify;
 mod reviews;
 mod settings;

@@ -245,10 +245,24 @@ mod tests {
             job_id: "0123456789".into(),
             status,
         };
-        assert_eq!(note_for(&job(JobStatus::Completed)).unwrap().title, "A training run finished");
-        assert_eq!(note_for(&job(JobStatus::Failed)).unwrap().title, "A training run failed");
-        assert!(note_for(&job(JobStatus::Interrupted)).unwrap().body.contains("Resume"));
-        for quiet in [JobStatus::Queued, JobStatus::Running, JobStatus::Cancelled, JobStatus::BudgetExhausted] {
+        assert_eq!(
+            note_for(&job(JobStatus::Completed)).unwrap().title,
+            "A training run finished"
+        );
+        assert_eq!(
+            note_for(&job(JobStatus::Failed)).unwrap().title,
+            "A training run failed"
+        );
+        assert!(note_for(&job(JobStatus::Interrupted))
+            .unwrap()
+            .body
+            .contains("Resume"));
+        for quiet in [
+            JobStatus::Queued,
+            JobStatus::Running,
+            JobStatus::Cancelled,
+            JobStatus::BudgetExhausted,
+        ] {
             assert_eq!(note_for(&job(quiet)), None, "{quiet:?}");
         }
     }

@@ -371,11 +371,15 @@ async fn jobs(
                 "kind": "routing-head",
                 "stopping": { "max_rounds": rounds, "target": target, "min_improvement": min_improvement, "wall_clock_s": wall_clock_s },
             });
-            let job = client.request(Method::POST, "/v1/jobs", Some(&body)).await?;
+            let job = client
+                .request(Method::POST, "/v1/jobs", Some(&body))
+                .await?;
             (job, format)
         }
         Some(JobAction::Show { id, format }) => {
-            let job = client.request(Method::GET, &format!("/v1/jobs/{id}"), None).await?;
+            let job = client
+                .request(Method::GET, &format!("/v1/jobs/{id}"), None)
+                .await?;
             (job, format)
         }
         Some(JobAction::Cancel { id }) => (job_action(client, &id, "cancel").await?, format),
@@ -394,7 +398,10 @@ async fn job_action(client: &EngineClient, id: &str, action: &str) -> anyhow::Re
 
 /// `lull jobs`: one line a job.
 fn render_jobs(answer: &Value) -> String {
-    let jobs = answer["jobs"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let jobs = answer["jobs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     if jobs.is_empty() {
         return "no training jobs\n".to_string();
     }
@@ -407,7 +414,10 @@ fn render_jobs(answer: &Value) -> String {
             "{:<36}  {:<16}  {:>7}  {:>9}  {}\n",
             text_of(&job["id"]),
             text_of(&job["status"]),
-            format!("{}/{}", job["rounds_completed"], job["stopping"]["max_rounds"]),
+            format!(
+                "{}/{}",
+                job["rounds_completed"], job["stopping"]["max_rounds"]
+            ),
             last_accuracy(job),
             job["stop_reason"].as_str().unwrap_or("-"),
         );
@@ -421,7 +431,9 @@ fn last_accuracy(job: &Value) -> String {
         .as_array()
         .and_then(|metrics| metrics.last())
         .and_then(|last| last["heldout_accuracy"].as_f64())
-        .map_or("-".to_string(), |accuracy| format!("{:.1} %", accuracy * 100.0))
+        .map_or("-".to_string(), |accuracy| {
+            format!("{:.1} %", accuracy * 100.0)
+        })
 }
 
 /// `lull jobs show`: the rounds, why it stopped, and what a person may do next.
@@ -439,19 +451,30 @@ fn render_job(job: &Value) -> String {
             progress["round"],
             progress["batch"],
             progress["batches"],
-            if job["paused"].as_bool() == Some(true) { " (paused: your agent is busy)" } else { "" }
+            if job["paused"].as_bool() == Some(true) {
+                " (paused: your agent is busy)"
+            } else {
+                ""
+            }
         );
     }
     text += &format!(
         "data: {} examples, {} held out (sha256 {})\n",
         job["dataset"]["examples"],
         job["dataset"]["heldout"],
-        text_of(&job["dataset"]["digest"]).chars().take(12).collect::<String>()
+        text_of(&job["dataset"]["digest"])
+            .chars()
+            .take(12)
+            .collect::<String>()
     );
-    for round in job["metrics"].as_array().map(Vec::as_slice).unwrap_or_default() {
+    for round in job["metrics"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
         text += &format!(
             "  round {:>3}: held-out loss {:.4} (live head {:.4}), accuracy {:.1} % (live {:.1} %)\n",
-            round["round"],
+            round["round"].as_u64().unwrap_or(0),
             round["heldout_loss"].as_f64().unwrap_or(f64::NAN),
             round["live_heldout_loss"].as_f64().unwrap_or(f64::NAN),
             round["heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
@@ -1027,13 +1050,24 @@ mod tests {
             "receipts": [{"seq": 1, "kind": "admission"}, {"seq": 2, "kind": "artifact"}],
         });
         let text = render_job(&job);
-        assert!(text.contains("round   1: held-out loss 0.6000 (live head 0.7000), accuracy 60.0 % (live 50.0 %)"), "{text}");
+        assert!(
+            text.contains(
+                "round   1: held-out loss 0.6000 (live head 0.7000), accuracy 60.0 % (live 50.0 %)"
+            ),
+            "{text}"
+        );
         assert!(text.contains("stopped: max_rounds"), "{text}");
         assert!(text.contains("promote: `lull jobs promote j1`"), "{text}");
         assert!(!text.contains("resume:"), "{text}");
-        assert!(text.contains("2 receipts: 1:admission 2:artifact"), "{text}");
+        assert!(
+            text.contains("2 receipts: 1:admission 2:artifact"),
+            "{text}"
+        );
         let listed = render_jobs(&json!({"jobs": [job]}));
-        assert!(listed.contains("1/3") && listed.contains("60.0 %"), "{listed}");
+        assert!(
+            listed.contains("1/3") && listed.contains("60.0 %"),
+            "{listed}"
+        );
         assert_eq!(render_jobs(&json!({"jobs": []})), "no training jobs\n");
     }
 

@@ -245,7 +245,11 @@ pub struct NewJob<'a> {
 }
 
 /// Admits a job, `queued`, with its admission receipt.
-pub fn insert(connection: &mut Connection, job: &NewJob<'_>, now_ms: i64) -> Result<(), StoreError> {
+pub fn insert(
+    connection: &mut Connection,
+    job: &NewJob<'_>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
     let transaction = connection.transaction()?;
     transaction.execute(
         "INSERT INTO jobs (id, kind, status, stopping, config_digest, dataset_digest, dataset_cutoff, dim,
@@ -272,12 +276,20 @@ pub fn insert(connection: &mut Connection, job: &NewJob<'_>, now_ms: i64) -> Res
         "examples": job.examples,
         "heldout": job.heldout,
     });
-    append_receipt(&transaction, job.id, ReceiptKind::Admission, &payload, now_ms)?;
+    append_receipt(
+        &transaction,
+        job.id,
+        ReceiptKind::Admission,
+        &payload,
+        now_ms,
+    )?;
     transaction.commit()?;
     Ok(())
 }
 
-/// The digest of a receipt: sha256 of its kind, a newline, and its payload's JSON text.
+/// The digest of a receipt: sha256 of its kind, a newline, and its payload's JSON text (keys
+/// sorted; reals as serde_json writes them, read back exactly with `float_roundtrip`, so a
+/// reader recomputes the same digest from the stored payload).
 pub fn receipt_digest(kind: ReceiptKind, payload: &Value) -> String {
     sha256_hex(format!("{}\n{}", encode_json(&kind), encode_json(payload)).as_bytes())
 }
@@ -311,7 +323,8 @@ fn parse_kind_spelling(kind: ReceiptKind) -> String {
 
 /// One job.
 pub fn get(connection: &Connection, id: &str) -> Result<Option<JobRow>, StoreError> {
-    let mut statement = connection.prepare_cached(&format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"))?;
+    let mut statement =
+        connection.prepare_cached(&format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"))?;
     let mut rows = statement.query([id])?;
     match rows.next()? {
         Some(row) => Ok(Some(from_row(row)?)),
@@ -334,7 +347,11 @@ pub fn list(connection: &Connection) -> Result<Vec<JobRow>, StoreError> {
 
 /// Jobs running now.
 pub fn running_count(connection: &Connection) -> Result<u64, StoreError> {
-    Ok(connection.query_row("SELECT COUNT(*) FROM jobs WHERE status = 'running'", [], |row| row.get(0))?)
+    Ok(connection.query_row(
+        "SELECT COUNT(*) FROM jobs WHERE status = 'running'",
+        [],
+        |row| row.get(0),
+    )?)
 }
 
 /// A job's receipts, in order.
@@ -417,8 +434,20 @@ pub fn commit_round(
         "examples_trained": round.metrics.get("examples_trained"),
         "train_loss": round.metrics.get("train_loss"),
     });
-    append_receipt(&transaction, round.job_id, ReceiptKind::Training, &training, now_ms)?;
-    append_receipt(&transaction, round.job_id, ReceiptKind::Evaluation, round.metrics, now_ms)?;
+    append_receipt(
+        &transaction,
+        round.job_id,
+        ReceiptKind::Training,
+        &training,
+        now_ms,
+    )?;
+    append_receipt(
+        &transaction,
+        round.job_id,
+        ReceiptKind::Evaluation,
+        round.metrics,
+        now_ms,
+    )?;
     transaction.execute(
         "UPDATE jobs SET rounds_completed = ?2, updated_at = ?3 WHERE id = ?1",
         params![round.job_id, round.round, now_ms],
@@ -455,7 +484,11 @@ pub fn set_status(
     if !from.can_become(to) {
         return Err(StoreError::Corrupt {
             what: "job transition".into(),
-            message: format!("{} → {} is not a move a job makes", from.as_str(), to.as_str()),
+            message: format!(
+                "{} → {} is not a move a job makes",
+                from.as_str(),
+                to.as_str()
+            ),
         });
     }
     let running = to == JobStatus::Running;
@@ -510,7 +543,10 @@ pub fn orphaned(connection: &Connection, generation: i64) -> Result<Vec<JobRow>,
 }
 
 /// The sha256 of the last committed checkpoint, if any.
-pub fn last_checkpoint_sha(connection: &Connection, job_id: &str) -> Result<Option<String>, StoreError> {
+pub fn last_checkpoint_sha(
+    connection: &Connection,
+    job_id: &str,
+) -> Result<Option<String>, StoreError> {
     Ok(connection
         .query_row(
             "SELECT sha256 FROM job_checkpoints WHERE job_id = ?1 ORDER BY round DESC LIMIT 1",
@@ -526,7 +562,15 @@ mod tests {
 
     #[test]
     fn ended_jobs_stay_ended_but_for_an_explicit_resume() {
-        let all = [Queued, Running, Completed, Failed, Cancelled, Interrupted, BudgetExhausted];
+        let all = [
+            Queued,
+            Running,
+            Completed,
+            Failed,
+            Cancelled,
+            Interrupted,
+            BudgetExhausted,
+        ];
         for from in [Completed, Failed, Cancelled] {
             assert!(all.iter().all(|&to| !from.can_become(to)), "{from:?} moved");
         }

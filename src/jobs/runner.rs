@@ -71,6 +71,15 @@ impl RunControl {
     }
 }
 
+/// The last committed round a resumed run continues from.
+#[derive(Debug, Clone)]
+pub struct LastRound {
+    /// The trained head's snapshot bytes.
+    pub state: Vec<u8>,
+    /// Their sha256, the next round's parent.
+    pub sha256: String,
+}
+
 /// How a run ended.
 enum End {
     Stopped(JobStatus, &'static str),
@@ -85,7 +94,7 @@ pub(super) fn spawn(
     inner: Arc<JobsInner>,
     id: String,
     from: JobStatus,
-    last: Option<(Vec<u8>, String)>,
+    last: Option<LastRound>,
     live: LiveHead,
 ) {
     let control = Arc::new(RunControl::default());
@@ -118,7 +127,13 @@ pub(super) fn spawn(
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .remove(&id);
-        finish(&inner, &id, Err(End::Failed(format!("cannot start a training thread: {err}"))));
+        finish(
+            &inner,
+            &id,
+            Err(End::Failed(format!(
+                "cannot start a training thread: {err}"
+            ))),
+        );
     }
 }
 
@@ -145,7 +160,7 @@ fn run(
     inner: &JobsInner,
     id: &str,
     from: JobStatus,
-    last: Option<(Vec<u8>, String)>,
+    last: Option<LastRound>,
     live: &LiveHead,
     control: &RunControl,
 ) -> Result<End, End> {
@@ -167,15 +182,21 @@ fn run(
     let (dim, cutoff) = (job.dim, job.dataset_cutoff);
     let dataset: Dataset = call(inner, move |c| Dataset::load(c, dim, Some(cutoff)))?;
     if dataset.digest != job.dataset_digest {
-        return Err(End::Failed("the logged outcomes this job trains on changed since it was admitted".into()));
+        return Err(End::Failed(
+            "the logged outcomes this job trains on changed since it was admitted".into(),
+        ));
     }
     let split = Split::of(&dataset);
     let mut head = match &last {
-        Some((state, _)) => {
-            let snapshot = HeadSnapshot::from_bytes(state, dim)
-                .map_err(|err| End::Failed(format!("the last checkpoint does not read as a head: {err}")))?;
-            RoutingHead::from_snapshot(live.config.clone(), &snapshot)
-                .map_err(|err| End::Failed(format!("the last checkpoint does not fit the head: {err}")))?
+        Some(LastRound { state, .. }) => {
+            let snapshot = HeadSnapshot::from_bytes(state, dim).map_err(|err| {
+                End::Failed(format!(
+                    "the last checkpoint does not read as a head: {err}"
+                ))
+            })?;
+            RoutingHead::from_snapshot(live.config.clone(), &snapshot).map_err(|err| {
+                End::Failed(format!("the last checkpoint does not fit the head: {err}"))
+            })?
         }
         None => RoutingHead::new(dim, live.config.clone()),
     };
@@ -183,13 +204,18 @@ fn run(
         .map_err(|err| End::Failed(format!("the live head cannot be measured: {err}")))?;
     let live_metrics = training::evaluate(&live_head, dataset.select(&split.heldout))
         .map_err(|err| End::Failed(err.to_string()))?;
-    let mut parent = last.map(|(_, sha)| sha);
+    let mut parent = last.map(|last| last.sha256);
     let mut previous_loss = call(inner, {
         let job_id = id.to_string();
         move |c| {
             Ok(records::checkpoints(c, &job_id, false)?
                 .last()
-                .and_then(|checkpoint| checkpoint.metrics.get("heldout_loss").and_then(Value::as_f64)))
+                .and_then(|checkpoint| {
+                    checkpoint
+                        .metrics
+                        .get("heldout_loss")
+                        .and_then(Value::as_f64)
+                }))
         }
     })?;
     let deadline = job.deadline_at.unwrap_or(i64::MAX);
@@ -201,62 +227,66 @@ fn run(
             return Ok(End::Abandoned);
         }
         if inner.clock.now_ms() >= deadline {
-            return Ok(End::Stopped(JobStatus::BudgetExhausted, "wall_clock_budget"));
+            return Ok(End::Stopped(
+                JobStatus::BudgetExhausted,
+                "wall_clock_budget",
+            ));
         }
         let round_started = Instant::now();
         let mut last_event = Instant::now() - PROGRESS_EVERY;
         let mut stopped_by = None;
-        let outcome = training::train_round(&mut head, &dataset, &split, TRAINING_RULE, |progress| {
-            if inner.halted.load(Ordering::SeqCst) {
-                stopped_by = Some(End::Abandoned);
-                return Control::Stop;
-            }
-            if control.cancel.load(Ordering::SeqCst) {
-                stopped_by = Some(End::Stopped(JobStatus::Cancelled, "cancelled"));
-                return Control::Stop;
-            }
-            if inner.clock.now_ms() > grace_end {
-                stopped_by = Some(End::Stopped(JobStatus::Interrupted, "wall_clock_exceeded"));
-                return Control::Stop;
-            }
-            while inner.gate.live_turns() > 0
-                && !control.cancel.load(Ordering::SeqCst)
-                && !inner.halted.load(Ordering::SeqCst)
-            {
-                if !control.paused.swap(true, Ordering::SeqCst) {
+        let outcome =
+            training::train_round(&mut head, &dataset, &split, TRAINING_RULE, |progress| {
+                if inner.halted.load(Ordering::SeqCst) {
+                    stopped_by = Some(End::Abandoned);
+                    return Control::Stop;
+                }
+                if control.cancel.load(Ordering::SeqCst) {
+                    stopped_by = Some(End::Stopped(JobStatus::Cancelled, "cancelled"));
+                    return Control::Stop;
+                }
+                if inner.clock.now_ms() > grace_end {
+                    stopped_by = Some(End::Stopped(JobStatus::Interrupted, "wall_clock_exceeded"));
+                    return Control::Stop;
+                }
+                while inner.gate.live_turns() > 0
+                    && !control.cancel.load(Ordering::SeqCst)
+                    && !inner.halted.load(Ordering::SeqCst)
+                {
+                    if !control.paused.swap(true, Ordering::SeqCst) {
+                        inner.announce(id, JobStatus::Running);
+                    }
+                    std::thread::sleep(PAUSE_POLL);
+                }
+                if control.paused.swap(false, Ordering::SeqCst) {
                     inner.announce(id, JobStatus::Running);
                 }
-                std::thread::sleep(PAUSE_POLL);
-            }
-            if control.paused.swap(false, Ordering::SeqCst) {
-                inner.announce(id, JobStatus::Running);
-            }
-            let elapsed = started.elapsed();
-            let done_rounds = (round - 1 - rounds_before) as f64
-                + progress.batch as f64 / progress.batches.max(1) as f64;
-            let left_rounds = (job.stopping.max_rounds - round + 1) as f64
-                - progress.batch as f64 / progress.batches.max(1) as f64;
-            let remaining_ms = (done_rounds > 0.0)
-                .then(|| (elapsed.as_millis() as f64 / done_rounds * left_rounds) as u64);
-            let shown = Progress {
-                round,
-                batch: progress.batch,
-                batches: progress.batches,
-                elapsed_ms: elapsed.as_millis() as u64,
-                remaining_ms,
-            };
-            control.set_progress(shown.clone());
-            if last_event.elapsed() >= PROGRESS_EVERY {
-                last_event = Instant::now();
-                inner.events.emit(EngineEvent::JobProgress {
-                    job_id: id.to_string(),
-                    progress: shown,
-                    metrics: None,
-                });
-            }
-            Control::Continue
-        })
-        .map_err(|err| End::Failed(err.to_string()))?;
+                let elapsed = started.elapsed();
+                let done_rounds = (round - 1 - rounds_before) as f64
+                    + progress.batch as f64 / progress.batches.max(1) as f64;
+                let left_rounds = (job.stopping.max_rounds - round + 1) as f64
+                    - progress.batch as f64 / progress.batches.max(1) as f64;
+                let remaining_ms = (done_rounds > 0.0)
+                    .then(|| (elapsed.as_millis() as f64 / done_rounds * left_rounds) as u64);
+                let shown = Progress {
+                    round,
+                    batch: progress.batch,
+                    batches: progress.batches,
+                    elapsed_ms: elapsed.as_millis() as u64,
+                    remaining_ms,
+                };
+                control.set_progress(shown.clone());
+                if last_event.elapsed() >= PROGRESS_EVERY {
+                    last_event = Instant::now();
+                    inner.events.emit(EngineEvent::JobProgress {
+                        job_id: id.to_string(),
+                        progress: shown,
+                        metrics: None,
+                    });
+                }
+                Control::Continue
+            })
+            .map_err(|err| End::Failed(err.to_string()))?;
         let (train_loss, examples_trained) = match outcome {
             RoundOutcome::Completed {
                 train_loss,
@@ -281,7 +311,8 @@ fn run(
             "elapsed_ms": round_started.elapsed().as_millis() as u64,
         });
         let state = head.snapshot().to_bytes();
-        let (job_id, committed_metrics, parent_sha) = (id.to_string(), metrics.clone(), parent.clone());
+        let (job_id, committed_metrics, parent_sha) =
+            (id.to_string(), metrics.clone(), parent.clone());
         let now = inner.clock.now_ms();
         let sha = call(inner, move |c| {
             let round = CommittedRound {
@@ -377,7 +408,9 @@ fn finish(inner: &JobsInner, id: &str, end: Result<End, End>) {
     match recorded {
         Ok(Some(status)) => inner.announce(id, status),
         Ok(None) => {}
-        Err(err) => tracing::error!(job = %id, error = %err, "cannot record how a training job ended"),
+        Err(err) => {
+            tracing::error!(job = %id, error = %err, "cannot record how a training job ended")
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::records::{self, Change, Checkpoint, JobRow, JobStatus, Receipt, ReceiptKind, Stopping};
-use super::runner::{self, Progress, RunControl};
+use super::runner::{self, LastRound, Progress, RunControl};
 use super::training::{self, Dataset};
 use crate::engine::EngineError;
 use crate::events::{EngineEvent, EventBus};
@@ -178,7 +178,10 @@ impl JobService {
             self.inner.announce(id, JobStatus::Interrupted);
         }
         if !adopted.is_empty() {
-            tracing::warn!(count = adopted.len(), "training jobs interrupted by the last stop; resume them to continue");
+            tracing::warn!(
+                count = adopted.len(),
+                "training jobs interrupted by the last stop; resume them to continue"
+            );
         }
         Ok(adopted.len())
     }
@@ -232,7 +235,13 @@ impl JobService {
             })
             .await?;
         self.inner.announce(&id, JobStatus::Queued);
-        runner::spawn(self.inner.clone(), id.clone(), JobStatus::Queued, None, live);
+        runner::spawn(
+            self.inner.clone(),
+            id.clone(),
+            JobStatus::Queued,
+            None,
+            live,
+        );
         self.get(&id).await
     }
 
@@ -282,7 +291,12 @@ impl JobService {
     pub async fn shutdown(&self) {
         self.inner.halted.store(true, Ordering::SeqCst);
         let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
-        while !self.inner.runs.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+        while !self
+            .inner
+            .runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
             && tokio::time::Instant::now() < deadline
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -323,8 +337,21 @@ impl JobService {
                             stop_reason: Some("cancelled"),
                             ..Change::default()
                         };
-                        if records::set_status(&transaction, &job_id, from, JobStatus::Cancelled, &change, now)? {
-                            records::append_receipt(&transaction, &job_id, ReceiptKind::Cancel, &json!({ "rounds_completed": null, "while": from.as_str() }), now)?;
+                        if records::set_status(
+                            &transaction,
+                            &job_id,
+                            from,
+                            JobStatus::Cancelled,
+                            &change,
+                            now,
+                        )? {
+                            records::append_receipt(
+                                &transaction,
+                                &job_id,
+                                ReceiptKind::Cancel,
+                                &json!({ "rounds_completed": null, "while": from.as_str() }),
+                                now,
+                            )?;
                         }
                         transaction.commit()?;
                         Ok(())
@@ -377,10 +404,15 @@ impl JobService {
             Ok(last) => last,
             Err((code, message)) => {
                 let now = self.inner.clock.now_ms();
-                let (job_id, payload) = (id.to_string(), json!({ "reason": code, "message": message }));
+                let (job_id, payload) = (
+                    id.to_string(),
+                    json!({ "reason": code, "message": message }),
+                );
                 self.inner
                     .store
-                    .call(move |c| records::append_receipt(c, &job_id, ReceiptKind::Refusal, &payload, now))
+                    .call(move |c| {
+                        records::append_receipt(c, &job_id, ReceiptKind::Refusal, &payload, now)
+                    })
                     .await?;
                 return Err(EngineError::Refused { code, message });
             }
@@ -389,7 +421,7 @@ impl JobService {
         let (job_id, rounds, from) = (id.to_string(), row.rounds_completed, row.status);
         let payload = json!({
             "from_round": rounds,
-            "parent_sha256": last.as_ref().map(|(_, sha)| sha.clone()),
+            "parent_sha256": last.as_ref().map(|last| last.sha256.clone()),
             "generation": self.inner.generation,
             "previous_status": from.as_str(),
         });
@@ -430,11 +462,16 @@ impl JobService {
             code: "checkpoint_missing",
             message: format!("job {id} has no committed round to promote"),
         })?;
-        let snapshot = HeadSnapshot::from_bytes(&state, dim).map_err(|err| EngineError::Refused {
-            code: "checkpoint_chain_broken",
-            message: format!("job {id}'s last checkpoint does not read as a head: {err}"),
-        })?;
-        let promoted = self.inner.routing.promote(snapshot, &format!("job:{id}")).await?;
+        let snapshot =
+            HeadSnapshot::from_bytes(&state, dim).map_err(|err| EngineError::Refused {
+                code: "checkpoint_chain_broken",
+                message: format!("job {id}'s last checkpoint does not read as a head: {err}"),
+            })?;
+        let promoted = self
+            .inner
+            .routing
+            .promote(snapshot, &format!("job:{id}"))
+            .await?;
         let now = self.inner.clock.now_ms();
         let (job_id, payload) = (
             id.to_string(),
@@ -444,7 +481,13 @@ impl JobService {
             .store
             .call(move |c| {
                 let transaction = c.transaction()?;
-                records::append_receipt(&transaction, &job_id, ReceiptKind::Promote, &payload, now)?;
+                records::append_receipt(
+                    &transaction,
+                    &job_id,
+                    ReceiptKind::Promote,
+                    &payload,
+                    now,
+                )?;
                 records::set_promoted(&transaction, &job_id, now)?;
                 transaction.commit()?;
                 Ok(())
@@ -454,23 +497,38 @@ impl JobService {
         self.get(id).await
     }
 
-    fn view(&self, job: JobRow, checkpoints: Vec<Checkpoint>, receipts: Vec<Receipt>, full: bool) -> JobView {
+    fn view(
+        &self,
+        job: JobRow,
+        checkpoints: Vec<Checkpoint>,
+        receipts: Vec<Receipt>,
+        full: bool,
+    ) -> JobView {
         let control = self.inner.control(&job.id);
         let (progress, paused) = match &control {
             Some(control) => (control.progress(), control.paused.load(Ordering::SeqCst)),
             None => (None, false),
         };
         let metrics = checkpoints.iter().map(|c| c.metrics.clone()).collect();
-        let artifact = job.artifact_digest.clone().map(|digest| ArtifactView { digest });
+        let artifact = job
+            .artifact_digest
+            .clone()
+            .map(|digest| ArtifactView { digest });
         let cancellable = matches!(
             job.status,
-            JobStatus::Queued | JobStatus::Running | JobStatus::Interrupted | JobStatus::BudgetExhausted
+            JobStatus::Queued
+                | JobStatus::Running
+                | JobStatus::Interrupted
+                | JobStatus::BudgetExhausted
         );
         JobView {
             resumable: job.status.is_resumable() && control.is_none(),
             promotable: artifact.is_some()
                 && job.promoted_at.is_none()
-                && matches!(job.status, JobStatus::Completed | JobStatus::BudgetExhausted),
+                && matches!(
+                    job.status,
+                    JobStatus::Completed | JobStatus::BudgetExhausted
+                ),
             cancellable,
             id: job.id,
             kind: job.kind,
@@ -516,17 +574,23 @@ impl JobsInner {
     }
 }
 
+/// Why a resume is refused: a code an agent may act on, and a message for the person.
+type Refusal = (&'static str, String);
+
 /// The last committed round and its sha256 when the chain holds, else a refusal code and a
 /// message: every state re-digested, every parent link, the rounds 1…n with n the job's count.
-fn verify_chain(
-    job: &JobRow,
-    checkpoints: &[Checkpoint],
-) -> Result<Option<(Vec<u8>, String)>, (&'static str, String)> {
+fn verify_chain(job: &JobRow, checkpoints: &[Checkpoint]) -> Result<Option<LastRound>, Refusal> {
     let mut parent: Option<&str> = None;
     for (index, checkpoint) in checkpoints.iter().enumerate() {
         let expected_round = index as u32 + 1;
         if checkpoint.round != expected_round {
-            return Err(("checkpoint_missing", format!("job {} has no checkpoint of round {expected_round} (the next one is round {})", job.id, checkpoint.round)));
+            return Err((
+                "checkpoint_missing",
+                format!(
+                    "job {} has no checkpoint of round {expected_round} (the next one is round {})",
+                    job.id, checkpoint.round
+                ),
+            ));
         }
         let digest = sha256_hex(&checkpoint.state);
         if digest != checkpoint.sha256 {
@@ -538,11 +602,20 @@ fn verify_chain(
         parent = Some(&checkpoint.sha256);
     }
     if checkpoints.len() as u32 != job.rounds_completed {
-        return Err(("checkpoint_missing", format!("job {} committed {} rounds but {} checkpoints are stored; start a new job", job.id, job.rounds_completed, checkpoints.len())));
+        return Err((
+            "checkpoint_missing",
+            format!(
+                "job {} committed {} rounds but {} checkpoints are stored; start a new job",
+                job.id,
+                job.rounds_completed,
+                checkpoints.len()
+            ),
+        ));
     }
-    Ok(checkpoints
-        .last()
-        .map(|last| (last.state.clone(), last.sha256.clone())))
+    Ok(checkpoints.last().map(|last| LastRound {
+        state: last.state.clone(),
+        sha256: last.sha256.clone(),
+    }))
 }
 
 /// The artifact's digest: sha256 over the job's identity and its ordered checkpoint chain.
@@ -578,19 +651,29 @@ fn short(digest: &str) -> &str {
 fn validate(stopping: &Stopping) -> Result<(), EngineError> {
     let invalid = |message: String| Err(EngineError::Invalid(message));
     if stopping.max_rounds == 0 || stopping.max_rounds > MAX_ROUNDS {
-        return invalid(format!("stopping.max_rounds must be 1–{MAX_ROUNDS}, got {}", stopping.max_rounds));
+        return invalid(format!(
+            "stopping.max_rounds must be 1–{MAX_ROUNDS}, got {}",
+            stopping.max_rounds
+        ));
     }
     if stopping.wall_clock_s == 0 || stopping.wall_clock_s > MAX_WALL_CLOCK_S {
-        return invalid(format!("stopping.wall_clock_s must be 1–{MAX_WALL_CLOCK_S} (a day), got {}", stopping.wall_clock_s));
+        return invalid(format!(
+            "stopping.wall_clock_s must be 1–{MAX_WALL_CLOCK_S} (a day), got {}",
+            stopping.wall_clock_s
+        ));
     }
     if let Some(target) = stopping.target {
         if !(target > 0.0 && target <= 1.0) {
-            return invalid(format!("stopping.target is a held-out accuracy in (0, 1], got {target}"));
+            return invalid(format!(
+                "stopping.target is a held-out accuracy in (0, 1], got {target}"
+            ));
         }
     }
     if let Some(min) = stopping.min_improvement {
         if !(min.is_finite() && min >= 0.0) {
-            return invalid(format!("stopping.min_improvement is a held-out loss decrease ≥ 0, got {min}"));
+            return invalid(format!(
+                "stopping.min_improvement is a held-out loss decrease ≥ 0, got {min}"
+            ));
         }
     }
     Ok(())
