@@ -8,7 +8,11 @@
 # ranked three skills for a few requests and heard how they did. Then a second app, with a data
 # folder and a stand-in of its own, shows Drafts: one review proposed two skills, and the real
 # engine drafted both on the stand-in's scripted answers; one was evaluated and waits for you,
-# the other a critical finding blocked. The last shot is the evaluated one approved.
+# the other a critical finding blocked; then the evaluated one approved. Last, a third app, with
+# a data folder of its own and no managed server, shows Jobs: 300 routes and outcomes logged
+# through the API with a pattern to learn, one training run that completed its 8 rounds (its
+# held-out loss against the live head's, its receipts, Promote, then promoted) and one held by a
+# live turn ("paused: your agent is busy").
 #
 # Usage: src-tauri/scripts/screenshots.sh [OUT_DIR]   (default docs/screenshots)
 # Builds what it needs first (`$CARGO build -p lull-desktop -p lull-stand-in`, CARGO defaulting
@@ -20,13 +24,18 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${1:-"$ROOT/docs/screenshots"}
 case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac
-BIN="$ROOT/target/debug/lull-desktop"
-STAND_IN="$ROOT/target/debug/lull-stand-in"
+# Where the build below puts its binaries: cargo's CARGO_TARGET_DIR (relative to the root, where
+# it builds), else the workspace's target/.
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+BIN="$TARGET_DIR/debug/lull-desktop"
+STAND_IN="$TARGET_DIR/debug/lull-stand-in"
 
 # shellcheck source=lib.sh
 source "$HERE/lib.sh"
 RENDER_SETTLE_S=2   # after a view change, for the engine's answer and the paint
 NAV_X=98            # the navigation column's middle, in window pixels
+NAV_JOBS_Y=200      # the Jobs button (the fourth) in a 900x640 window
 NAV_ROUTING_Y=238   # the Routing button (the fifth) in a 900x640 window
 NAV_SETTINGS_Y=276  # the Settings button (the sixth)
 DRAFTS_X=300        # the Drafts list's two items, with the view at the top
@@ -34,6 +43,12 @@ DRAFTS_FIRST_Y=219
 DRAFTS_SECOND_Y=270
 APPROVE_X=302       # the Approve button of the git-bisect draft (its description takes two
 APPROVE_Y=458       # lines), with the view at the top
+JOBS_X=400          # the Jobs list's second item (of two), with the view at the top
+JOBS_SECOND_Y=310
+JOBS_CURVE_NOTCHES=4     # wheel notches from the top to the selected run's Promote and curve
+JOBS_RECEIPTS_NOTCHES=7  # and on to its facts and receipts
+PROMOTE_X=303       # the Promote button, JOBS_CURVE_NOTCHES down
+PROMOTE_Y=233
 WHEEL_X=210         # a point of the view's margin, where the wheel scrolls the view itself (not
 WHEEL_Y=400         # a box inside it, which WebKit under Xvfb then repaints badly)
 
@@ -239,6 +254,84 @@ click "$WHEEL_X" "$WHEEL_Y" 5 1  # a notch down: the answer under the buttons in
 shoot drafts-approved
 grep -q '^# Find the commit that broke the build' "$DATA_DIR/skills/git-bisect/SKILL.md" ||
     { echo "screenshots: Approve wrote no skills/git-bisect/SKILL.md" >&2; exit 1; }
+click_menu "Quit"
+wait_until "$WAIT_CHANGE_S" app_gone
+APP_PID=""
+
+# --- Jobs: a data folder of its own and no managed server (the built-in embedder ranks) ---------
+fresh_data_dir jobs
+export LULL_SERVER_STATE_FILE="$WORK/no-server-jobs/server.json"
+skill deploy-staging "Deploy a service to the staging cluster and check its health"
+skill db-migration "Write and run a database migration safely, with a rollback"
+skill rotate-certs "Rotate TLS certificates before they expire"
+start_app
+wait_until "$WAIT_WINDOW_S" has_window || { echo "no window" >&2; tail "$WORK/app.log" >&2; exit 1; }
+wait_until "$WAIT_CHANGE_S" api_ready || { echo "no API" >&2; tail "$WORK/app.log" >&2; exit 1; }
+WINDOW=$(main_window)
+# 300 routes and their outcomes with a pattern to learn: the skill a request is about succeeds,
+# the two others fail (the agent is handed each of the three ranks in turn).
+python3 - "$DATA_DIR" 300 <<'PY'
+import json, sys, urllib.request
+data_dir, n = sys.argv[1], int(sys.argv[2])
+base = json.load(open(f"{data_dir}/api.json"))["base_url"]
+token = open(f"{data_dir}/api-token").read().strip()
+def call(path, body):
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as answer:
+        text = answer.read()
+        return json.loads(text) if text else None
+requests = {
+    "deploy-staging": ["deploy the {} service to staging", "push the {} build to the staging cluster",
+                       "is the {} rollout on staging healthy"],
+    "db-migration": ["add a column to the {} table", "migrate the {} schema with a rollback",
+                     "rename a field in the {} database"],
+    "rotate-certs": ["the {} certificate expires next week", "renew the TLS cert of {}",
+                     "rotate the {} keys before they lapse"],
+}
+services = ["payments", "orders", "billing", "search", "auth", "inventory", "gateway"]
+skills = list(requests)
+for i in range(n):
+    right = skills[i % 3]
+    query = requests[right][(i // 3) % 3].format(services[(i // 9) % len(services)])
+    answer = call("/v1/route", {"query": query})
+    chosen = answer["ranked"][(i // 2) % len(answer["ranked"])]["skill"]
+    call("/v1/outcomes", {"route_id": answer["route_id"], "skill": chosen,
+                          "outcome": "success" if chosen == right else "failure"})
+PY
+start_job() { # <max rounds> <wall clock s>: prints the new job's id
+    api POST /v1/jobs "{\"kind\":\"routing-head\",\"stopping\":{\"max_rounds\":$1,\"wall_clock_s\":$2}}" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+}
+job_is() { # <id> <python condition on the job j>
+    api GET "/v1/jobs/$1" | python3 -c "import json,sys; j=json.load(sys.stdin); sys.exit(not ($2))"
+}
+# One run trains all its 8 rounds; a second one is held by a live turn after a few rounds.
+done_job=$(start_job 8 600)
+wait_until 120 job_is "$done_job" 'j["status"] == "completed"' ||
+    { echo "screenshots: the 8-round job did not complete in time" >&2; api GET "/v1/jobs/$done_job" >&2; exit 1; }
+held_job=$(start_job 50 1800)
+wait_until 60 job_is "$held_job" 'j["rounds_completed"] >= 3' ||
+    { echo "screenshots: the second job did not train 3 rounds in time" >&2; api GET "/v1/jobs/$held_job" >&2; exit 1; }
+api POST /v1/turns/start '{"session_key":"agent-5"}' >/dev/null
+wait_until "$WAIT_CHANGE_S" job_is "$held_job" 'j["status"] == "running" and j["paused"]' ||
+    { echo "screenshots: the second job did not pause for the live turn" >&2; api GET "/v1/jobs/$held_job" >&2; exit 1; }
+down() { click "$WHEEL_X" "$WHEEL_Y" 5 "$1"; sleep 1; } # <notches>
+python3 "$HERE/x11_click.py" "$WINDOW" "$NAV_X" "$NAV_JOBS_Y"
+# The list shows the running run first, and selects it.
+shoot jobs-running
+click "$JOBS_X" "$JOBS_SECOND_Y"
+sleep 1
+down "$JOBS_CURVE_NOTCHES"
+shoot jobs
+down "$JOBS_RECEIPTS_NOTCHES"
+shoot jobs-receipts
+to_top
+down "$JOBS_CURVE_NOTCHES"
+click "$PROMOTE_X" "$PROMOTE_Y"
+shoot jobs-promoted
+job_is "$done_job" 'j["promoted_at"] is not None' ||
+    { echo "screenshots: Promote did not promote the completed job" >&2; exit 1; }
 click_menu "Quit"
 wait_until "$WAIT_CHANGE_S" app_gone
 APP_PID=""
