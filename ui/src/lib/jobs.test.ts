@@ -223,6 +223,7 @@ describe("metrics", () => {
       "After round 10, the trained head does better than the live head on the 480 held-out examples: loss 0.430 against 0.620, accuracy 80 % against 66 %.",
     );
     expect(comparisonSentence(job({ metrics: [roundMetrics(1, { heldout_loss: 0.7 })] }))).toMatch(/does worse than the live head/);
+    expect(comparisonSentence(job({ promoted_at: 1 }))).toMatch(/than the head it replaced/);
     expect(comparisonSentence(queuedJob())).toBeNull();
     expect(promotedPhrase(job(), NOW)).toBeNull();
     expect(promotedPhrase(job({ promoted_at: NOW - 3 * 60_000 }), NOW)).toBe("Promoted 3 min ago.");

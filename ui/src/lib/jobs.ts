@@ -415,7 +415,9 @@ export function comparisonSentence(job: Job): string | null {
   const delta = last.live_heldout_loss - last.heldout_loss;
   const verdict =
     Math.abs(delta) < 0.0005 ? "as well as" : delta > 0 ? "better than" : "worse than";
-  return `After round ${last.round}, the trained head does ${verdict} the live head on the ${count(
+  // Once promoted, this run's head is the live one: the comparison is with the head it replaced.
+  const other = job.promoted_at === null ? "the live head" : "the head it replaced";
+  return `After round ${last.round}, the trained head does ${verdict} ${other} on the ${count(
     job.dataset.heldout,
     "held-out example",
   )}: loss ${formatLoss(last.heldout_loss)} against ${formatLoss(last.live_heldout_loss)}, accuracy ${formatAccuracy(
