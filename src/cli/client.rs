@@ -1,4 +1,8 @@
-//! A small HTTP client for the running engine, found through `api.json` and the token file.
+//! A small HTTP client for the running engine, found through `api.json` and the token file:
+//! JSON requests, and the engine's event stream (`GET /v1/events`, server-sent events) for
+//! commands that watch something happen.
+
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use reqwest::Method;
@@ -8,7 +12,10 @@ use lull::api::ApiDiscovery;
 use lull::Paths;
 
 /// How long a CLI command waits for the engine before giving up.
-const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the event stream may stay silent before the engine counts as gone: it sends a
+/// keep-alive comment every 15 s, so this is a few of those missed.
+const EVENT_SILENCE_LIMIT: Duration = Duration::from_secs(60);
 
 /// A connection to the engine of one data directory.
 pub struct EngineClient {
@@ -39,8 +46,11 @@ impl EngineClient {
         let token = std::fs::read_to_string(paths.api_token()).with_context(|| {
             format!("cannot read the API token {}", paths.api_token().display())
         })?;
+        // No total timeout on the client: the event stream lasts as long as a job trains.
+        // Requests carry their own, and a stream that goes silent fails on the read timeout.
         let http = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(REQUEST_TIMEOUT)
+            .read_timeout(EVENT_SILENCE_LIMIT)
             .build()?;
         Ok(EngineClient {
             http,
@@ -57,7 +67,11 @@ impl EngineClient {
         body: Option<&Value>,
     ) -> anyhow::Result<Value> {
         let url = format!("{}{path}", self.base_url);
-        let mut request = self.http.request(method, &url).bearer_auth(&self.token);
+        let mut request = self
+            .http
+            .request(method, &url)
+            .bearer_auth(&self.token)
+            .timeout(REQUEST_TIMEOUT);
         if let Some(body) = body {
             request = request.json(body);
         }
@@ -78,6 +92,112 @@ impl EngineClient {
         }
         Ok(value)
     }
+
+    /// Subscribes to the engine's events. Once this answers, every later event reaches the
+    /// stream, so a command subscribes first and then acts, and misses nothing it caused.
+    pub async fn events(&self) -> anyhow::Result<EventStream> {
+        let url = format!("{}/v1/events", self.base_url);
+        let response = self
+            .http
+            .get(&url)
+            .bearer_auth(&self.token)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .with_context(|| format!("cannot reach the engine at {url}"))?;
+        let status = response.status();
+        if !status.is_success() {
+            bail!("the engine refused its event stream ({status})");
+        }
+        Ok(EventStream {
+            response,
+            decoder: SseDecoder::default(),
+        })
+    }
+}
+
+/// The engine's events as they happen (`GET /v1/events`).
+pub struct EventStream {
+    response: reqwest::Response,
+    decoder: SseDecoder,
+}
+
+impl EventStream {
+    /// The next event; `None` once the engine closed the stream (it stopped).
+    pub async fn next(&mut self) -> anyhow::Result<Option<SseEvent>> {
+        loop {
+            if let Some(event) = self.decoder.next_event() {
+                return Ok(Some(event));
+            }
+            let chunk = self
+                .response
+                .chunk()
+                .await
+                .context("the engine's event stream broke off")?;
+            match chunk {
+                Some(bytes) => self.decoder.push(&bytes),
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+/// One server-sent event: the engine's are JSON `data` with no name; a listener that fell
+/// behind gets one named `lagged`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    /// The `event:` field, if any.
+    pub name: Option<String>,
+    /// The `data:` lines, joined by newlines.
+    pub data: String,
+}
+
+/// Cuts a byte stream into server-sent events (the WHATWG rules the engine's stream needs:
+/// `\n` or `\r\n` line ends, `event` and `data` fields, `:` comments as keep-alives, a blank
+/// line ending an event), whatever the chunks' boundaries.
+#[derive(Debug, Default)]
+struct SseDecoder {
+    buffer: Vec<u8>,
+    name: Option<String>,
+    data: Option<String>,
+}
+
+impl SseDecoder {
+    /// Takes the next bytes off the wire.
+    fn push(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The next complete event in what was pushed so far.
+    fn next_event(&mut self) -> Option<SseEvent> {
+        while let Some(end) = self.buffer.iter().position(|&byte| byte == b'\n') {
+            let line: Vec<u8> = self.buffer.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                let name = self.name.take();
+                if let Some(data) = self.data.take() {
+                    return Some(SseEvent { name, data });
+                }
+                continue;
+            }
+            let (field, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match field {
+                "event" => self.name = Some(value.to_string()),
+                "data" => match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => self.data = Some(value.to_string()),
+                },
+                // A comment (the empty field) or a field the engine does not send (`id`, `retry`).
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 /// `kill(pid, 0)`: does the process exist? (EPERM means it exists but is not ours.)
@@ -95,5 +215,47 @@ fn process_alive(pid: u32) -> bool {
     {
         let _ = pid;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SseDecoder, SseEvent};
+
+    #[test]
+    fn events_are_cut_whole_from_any_chunking_and_keep_alives_are_skipped() {
+        let stream = ": keep-alive\n\ndata: {\"type\":\"engine_started\"}\n\nevent: lagged\r\ndata: 3\r\n\r\ndata: a\ndata: b\n\n";
+        let expected = vec![
+            SseEvent {
+                name: None,
+                data: r#"{"type":"engine_started"}"#.into(),
+            },
+            SseEvent {
+                name: Some("lagged".into()),
+                data: "3".into(),
+            },
+            SseEvent {
+                name: None,
+                data: "a\nb".into(),
+            },
+        ];
+        for chunk_size in [1, 2, 7, stream.len()] {
+            let mut decoder = SseDecoder::default();
+            let mut events = Vec::new();
+            for chunk in stream.as_bytes().chunks(chunk_size) {
+                decoder.push(chunk);
+                while let Some(event) = decoder.next_event() {
+                    events.push(event);
+                }
+            }
+            assert_eq!(events, expected, "in chunks of {chunk_size}");
+        }
+        let mut unfinished = SseDecoder::default();
+        unfinished.push(b"data: half");
+        assert_eq!(
+            unfinished.next_event(),
+            None,
+            "an event ends with a blank line"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! running engine through its local API, exactly as an agent would.
 
 mod client;
+mod follow;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,7 +86,8 @@ enum Command {
         action: SkillsAction,
     },
     /// Training runs of a routing head: `lull jobs` lists them, `lull jobs start --rounds N`
-    /// starts one, `show`, `cancel`, `resume`, `promote` act on one.
+    /// starts one, `show`, `cancel`, `resume`, `promote` act on one; `--follow` (on `start`,
+    /// `show`, `resume`) watches it with a progress bar until it stops.
     Jobs {
         #[command(flatten)]
         format: OutputFormat,
@@ -139,18 +141,26 @@ enum JobAction {
         #[arg(long, default_value_t = 600)]
         wall_clock_s: u64,
         #[command(flatten)]
+        follow: Follow,
+        #[command(flatten)]
         format: OutputFormat,
     },
     /// Show one job: its rounds and metrics, why it stopped, its checkpoints and receipts.
     Show {
         id: String,
         #[command(flatten)]
+        follow: Follow,
+        #[command(flatten)]
         format: OutputFormat,
     },
     /// Stop a job at once; its committed rounds are kept.
     Cancel { id: String },
     /// Continue an interrupted or budget-exhausted job, after checking its checkpoints.
-    Resume { id: String },
+    Resume {
+        id: String,
+        #[command(flatten)]
+        follow: Follow,
+    },
     /// Make a finished job's head the live routing head (the previous one is kept).
     Promote { id: String },
 }
@@ -233,6 +243,17 @@ enum SettingsAction {
     },
 }
 
+/// `--follow`: watch a job until it stops, rather than answer at once.
+#[derive(Args)]
+struct Follow {
+    /// Watch the job until it stops: a progress bar on a terminal (plain lines otherwise) and a
+    /// line per round with its held-out metrics, then the job as `show` prints it. Exits 0 when
+    /// it completed or used up its wall-clock budget, 1 when it failed, was cancelled or was
+    /// interrupted. Ctrl-C stops the watching, not the job.
+    #[arg(long)]
+    follow: bool,
+}
+
 #[derive(Args)]
 struct OutputFormat {
     /// Print the engine's JSON answer instead of text.
@@ -312,7 +333,7 @@ impl Cli {
             }
             Command::Jobs { format, action } => {
                 let client = EngineClient::connect(&paths()?)?;
-                jobs(&client, format, action).await
+                return jobs(&client, format, action).await;
             }
             Command::Candidates { status, format } => {
                 let client = EngineClient::connect(&paths()?)?;
@@ -348,25 +369,37 @@ impl Cli {
     }
 }
 
-/// `lull jobs …`: the list, a new run, one job, or a person's decision on one.
+/// `lull jobs …`: the list, a new run, one job, or a person's decision on one; with
+/// `--follow`, the job watched until it stops, and the exit status of how it ended.
 async fn jobs(
     client: &EngineClient,
     format: OutputFormat,
     action: Option<JobAction>,
-) -> anyhow::Result<()> {
-    let (job, format) = match action {
+) -> anyhow::Result<ExitCode> {
+    // Subscribed before the job is started, resumed or read, so that no event it causes is
+    // missed.
+    let events = |follow: Follow| async move {
+        if follow.follow {
+            client.events().await.map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    let (job, format, followed) = match action {
         None => {
             let jobs = client.request(Method::GET, "/v1/jobs", None).await?;
             print_value(&jobs, format.json, render_jobs);
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(JobAction::Start {
             rounds,
             target,
             min_improvement,
             wall_clock_s,
+            follow,
             format,
         }) => {
+            let events = events(follow).await?;
             let body = json!({
                 "kind": "routing-head",
                 "stopping": { "max_rounds": rounds, "target": target, "min_improvement": min_improvement, "wall_clock_s": wall_clock_s },
@@ -374,20 +407,44 @@ async fn jobs(
             let job = client
                 .request(Method::POST, "/v1/jobs", Some(&body))
                 .await?;
-            (job, format)
+            (
+                job,
+                format,
+                events.map(|stream| (stream, follow::Origin::SetGoing)),
+            )
         }
-        Some(JobAction::Show { id, format }) => {
+        Some(JobAction::Show { id, follow, format }) => {
+            let events = events(follow).await?;
             let job = client
                 .request(Method::GET, &format!("/v1/jobs/{id}"), None)
                 .await?;
-            (job, format)
+            (
+                job,
+                format,
+                events.map(|stream| (stream, follow::Origin::Shown)),
+            )
         }
-        Some(JobAction::Cancel { id }) => (job_action(client, &id, "cancel").await?, format),
-        Some(JobAction::Resume { id }) => (job_action(client, &id, "resume").await?, format),
-        Some(JobAction::Promote { id }) => (job_action(client, &id, "promote").await?, format),
+        Some(JobAction::Cancel { id }) => (job_action(client, &id, "cancel").await?, format, None),
+        Some(JobAction::Resume { id, follow }) => {
+            let events = events(follow).await?;
+            let job = job_action(client, &id, "resume").await?;
+            (
+                job,
+                format,
+                events.map(|stream| (stream, follow::Origin::SetGoing)),
+            )
+        }
+        Some(JobAction::Promote { id }) => {
+            (job_action(client, &id, "promote").await?, format, None)
+        }
     };
-    print_value(&job, format.json, render_job);
-    Ok(())
+    match followed {
+        Some((events, origin)) => follow::follow(client, events, job, origin, format.json).await,
+        None => {
+            print_value(&job, format.json, render_job);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 async fn job_action(client: &EngineClient, id: &str, action: &str) -> anyhow::Result<Value> {
@@ -436,6 +493,22 @@ fn last_accuracy(job: &Value) -> String {
         })
 }
 
+/// One committed round's held-out metrics beside the live head's, as `show` lists them and
+/// `--follow` prints them when the round commits.
+fn round_line(metrics: &Value) -> String {
+    format!(
+        "round {:>3}: held-out loss {:.4} (live head {:.4}), accuracy {:.1} % (live {:.1} %)",
+        metrics["round"].as_u64().unwrap_or(0),
+        metrics["heldout_loss"].as_f64().unwrap_or(f64::NAN),
+        metrics["live_heldout_loss"].as_f64().unwrap_or(f64::NAN),
+        metrics["heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
+        metrics["live_heldout_accuracy"]
+            .as_f64()
+            .unwrap_or(f64::NAN)
+            * 100.0,
+    )
+}
+
 /// `lull jobs show`: the rounds, why it stopped, and what a person may do next.
 fn render_job(job: &Value) -> String {
     let mut text = format!(
@@ -472,14 +545,7 @@ fn render_job(job: &Value) -> String {
         .map(Vec::as_slice)
         .unwrap_or_default()
     {
-        text += &format!(
-            "  round {:>3}: held-out loss {:.4} (live head {:.4}), accuracy {:.1} % (live {:.1} %)\n",
-            round["round"].as_u64().unwrap_or(0),
-            round["heldout_loss"].as_f64().unwrap_or(f64::NAN),
-            round["live_heldout_loss"].as_f64().unwrap_or(f64::NAN),
-            round["heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
-            round["live_heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
-        );
+        text += &format!("  {}\n", round_line(round));
     }
     if let Some(reason) = job["stop_reason"].as_str() {
         text += &format!("stopped: {reason}\n");
@@ -1239,6 +1305,44 @@ mod tests {
         );
         let restored = json!({"removed": false, "skill": {"name": "tool", "version": 3}});
         assert!(render_rollback("tool", &restored).contains("Lull's v3"));
+    }
+
+    #[test]
+    fn follow_is_a_flag_of_start_show_and_resume() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|cli| cli.command);
+        assert!(matches!(
+            parse(&["lull", "jobs", "start", "--rounds", "3", "--follow"]),
+            Ok(Command::Jobs {
+                action: Some(JobAction::Start {
+                    rounds: 3,
+                    follow: Follow { follow: true },
+                    ..
+                }),
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(&["lull", "jobs", "show", "j1", "--follow", "--json"]),
+            Ok(Command::Jobs {
+                action: Some(JobAction::Show {
+                    follow: Follow { follow: true },
+                    format: OutputFormat { json: true },
+                    ..
+                }),
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(&["lull", "jobs", "resume", "j1"]),
+            Ok(Command::Jobs {
+                action: Some(JobAction::Resume {
+                    follow: Follow { follow: false },
+                    ..
+                }),
+                ..
+            })
+        ));
+        assert!(parse(&["lull", "jobs", "cancel", "j1", "--follow"]).is_err());
     }
 
     #[test]
