@@ -88,8 +88,8 @@ enum End {
     Abandoned,
 }
 
-/// Starts the runner of job `id` (now `from`) on its own low-priority thread; `last` is the
-/// last committed checkpoint (its state and sha256) when it resumes.
+/// Starts the runner of job `id` (now `from`; `running` when the caller moved it already) on
+/// its own low-priority thread; `last` is the last committed checkpoint when it resumes.
 pub(super) fn spawn(
     inner: Arc<JobsInner>,
     id: String,
@@ -156,6 +156,32 @@ fn call<R: Send + 'static>(
         .map_err(|err| End::Failed(format!("the database failed: {err}")))
 }
 
+/// Moves a job `from` → `running` for this engine start, with its run's wall-clock deadline.
+pub(super) fn start_running(
+    connection: &rusqlite::Connection,
+    job_id: &str,
+    from: JobStatus,
+    generation: i64,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let Some(job) = records::get(connection, job_id)? else {
+        return Ok(false);
+    };
+    let change = Change {
+        generation: Some(generation),
+        deadline_at: Some(now_ms + (job.stopping.wall_clock_s as i64) * 1000),
+        ..Change::default()
+    };
+    records::set_status(
+        connection,
+        job_id,
+        from,
+        JobStatus::Running,
+        &change,
+        now_ms,
+    )
+}
+
 fn run(
     inner: &JobsInner,
     id: &str,
@@ -168,17 +194,14 @@ fn run(
     let job_id = id.to_string();
     let generation = inner.generation;
     let job: JobRow = call(inner, move |c| {
-        let job = records::get(c, &job_id)?.expect("a job exists before it runs");
-        let deadline = now + (job.stopping.wall_clock_s as i64) * 1000;
-        let change = Change {
-            generation: Some(generation),
-            deadline_at: Some(deadline),
-            ..Change::default()
-        };
-        records::set_status(c, &job_id, from, JobStatus::Running, &change, now)?;
-        Ok(records::get(c, &job_id)?.expect("the job exists"))
+        if from != JobStatus::Running {
+            start_running(c, &job_id, from, generation, now)?;
+        }
+        Ok(records::get(c, &job_id)?.expect("a job exists before it runs"))
     })?;
-    inner.announce(id, JobStatus::Running);
+    if from != JobStatus::Running {
+        inner.announce(id, JobStatus::Running);
+    }
     let (dim, cutoff) = (job.dim, job.dataset_cutoff);
     let dataset: Dataset = call(inner, move |c| Dataset::load(c, dim, Some(cutoff)))?;
     if dataset.digest != job.dataset_digest {

@@ -425,12 +425,43 @@ impl JobService {
             "generation": self.inner.generation,
             "previous_status": from.as_str(),
         });
-        self.inner
+        let generation = self.inner.generation;
+        // The resume receipt and the move to `running` in one transaction, before the runner
+        // starts: an answer or a read right after says `running`, never the old status.
+        let started = self
+            .inner
             .store
-            .call(move |c| records::append_receipt(c, &job_id, ReceiptKind::Resume, &payload, now))
+            .call(move |c| {
+                let transaction = c.transaction()?;
+                let started = runner::start_running(&transaction, &job_id, from, generation, now)?;
+                if started {
+                    records::append_receipt(
+                        &transaction,
+                        &job_id,
+                        ReceiptKind::Resume,
+                        &payload,
+                        now,
+                    )?;
+                }
+                transaction.commit()?;
+                Ok(started)
+            })
             .await?;
+        if !started {
+            return Err(EngineError::Refused {
+                code: "job_not_resumable",
+                message: format!("job {id} changed meanwhile; look again"),
+            });
+        }
+        self.inner.announce(id, JobStatus::Running);
         let live = self.inner.routing.live_head().await;
-        runner::spawn(self.inner.clone(), id.to_string(), from, last, live);
+        runner::spawn(
+            self.inner.clone(),
+            id.to_string(),
+            JobStatus::Running,
+            last,
+            live,
+        );
         self.get(id).await
     }
 
