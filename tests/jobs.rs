@@ -382,7 +382,11 @@ async fn a_restart_interrupts_a_running_job_which_resumes_only_when_asked_from_i
 
     let last_sha = adopted.checkpoints.last().unwrap().sha256.clone();
     let resumed = harness.engine.resume_job(&job.id).await.unwrap();
-    assert_eq!(resumed.status, JobStatus::Running, "the answer to resume says it runs");
+    assert_eq!(
+        resumed.status,
+        JobStatus::Running,
+        "the answer to resume says it runs"
+    );
     let done = harness.ended(&job.id).await;
     assert_eq!(
         (done.status, done.rounds_completed),
