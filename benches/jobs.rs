@@ -7,12 +7,6 @@
 //! schema in an in-memory store. A job's datasets are the first 10,000 outcomes (by cutoff) and
 //! all 100,000.
 //!
-//! The agent never takes another skill here because the live head does not survive it: when
-//! the agent took the second or third skill 5 % of the time, every score of the live head fell
-//! to 0 within 10,000 outcomes and its weights overflowed to NaN near 28,000, after which an
-//! outcome can no longer be logged (`routing_outcomes.rl` is `NOT NULL`, and SQLite stores NaN
-//! as NULL). That is the REINFORCE step's pull on failures (see `UpdateRule`), on the live head.
-//!
 //! For each dataset and each [`UpdateRule`], a fresh head with the default configuration (the
 //! live head's initial weights) trains [`ROUNDS`] rounds. Reported:
 //! 1. **Speed**: rounds per second of [`train_round`] (evaluation not included), and loading.

@@ -1,7 +1,9 @@
 //! The routing head (issue 5, DESIGN §2.3), checked through its public API:
 //!
-//! - the model: a hand-computed forward pass, the warm-up blend, the update direction;
-//! - the split, cached first layer against the scalar reference, across updates and skill edits;
+//! - the model: a hand-computed forward pass, the warm-up blend, the update direction, the
+//!   score floor of a failure's step, a refused non-finite step, an exploring agent;
+//! - the split, cached first layer against the scalar reference, across updates and skill edits,
+//!   and the update against the scalar REINFORCE step;
 //! - sharing: no lost update across 8 concurrent sessions, the save signal, one-lock snapshots;
 //! - snapshots: byte round-trip, reload, and every kind of bad blob;
 //! - the built-in embedder behind the async trait.
@@ -9,10 +11,10 @@
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use lull::routing::reference::{rank_scalar, ReferenceSkill};
+use lull::routing::reference::{rank_scalar, reinforce_step_scalar, ReferenceSkill};
 use lull::routing::{
     Embedder, HashedEmbedder, HeadConfig, HeadSnapshot, Outcome, RoutingError, RoutingHead,
-    SharedRoutingHead, SkillStats, SnapshotError,
+    SharedRoutingHead, SkillStats, SnapshotError, REINFORCE_SCORE_FLOOR,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -219,6 +221,190 @@ fn repeated_outcomes_move_the_baseline_toward_the_reward() {
         head.apply_outcome(&pass, Outcome::Failure).unwrap();
     }
     assert!(head.baseline() < -0.99, "baseline {}", head.baseline());
+}
+
+/// A head learning from an agent that does not always take its first skill: about one outcome
+/// in five is for the second or third ranked skill, so mostly a failure.
+///
+/// Regression test for the REINFORCE step on a failure moving `z` down by about
+/// `lr · |advantage|` however low `p` already was: the shared weights dragged every score to 0
+/// and then overflowed to NaN (near 28,000 outcomes on the routing benchmark's bandit at the
+/// default learning rate; here within a few thousand at ten times that rate).
+#[test]
+fn an_exploring_agent_keeps_the_head_finite_and_ranking_the_rewarded_skill_first() {
+    const DIM: usize = 16;
+    const CLUSTERS: usize = 4;
+    const SKILLS: usize = 8;
+    const OUTCOMES: usize = 4_000;
+    let basis = |index: usize| -> Vec<f32> {
+        let mut vector = vec![0.0; DIM];
+        vector[index] = 1.0;
+        vector
+    };
+    let config = HeadConfig {
+        learning_rate: 0.1,
+        ..HeadConfig::default()
+    };
+    let mut head = RoutingHead::new(DIM, config);
+    for skill in 0..SKILLS {
+        head.upsert_skill(&format!("skill-{skill}"), &basis(skill))
+            .unwrap();
+    }
+    // Skill `c` helps cluster `c` (chance 0.9; any other skill 0.1), but the centre of cluster
+    // `c` is a little closer to skill `c + CLUSTERS` by cosine: only the head can rank it first.
+    let centres: Vec<Vec<f32>> = (0..CLUSTERS)
+        .map(|cluster| {
+            let (right, decoy, own) = (
+                basis(cluster),
+                basis(cluster + CLUSTERS),
+                basis(SKILLS + cluster),
+            );
+            (0..DIM)
+                .map(|index| 0.50 * right[index] + 0.55 * decoy[index] + 0.6 * own[index])
+                .collect()
+        })
+        .collect();
+
+    let mut rng = StdRng::seed_from_u64(51);
+    for _ in 0..OUTCOMES {
+        let cluster = rng.random_range(0..CLUSTERS);
+        let query: Vec<f32> = centres[cluster]
+            .iter()
+            .map(|value| value + rng.random_range(-0.05f32..0.05))
+            .collect();
+        let ranking = head.rank(&query, 3).unwrap();
+        let taken = if rng.random_bool(0.2) {
+            rng.random_range(1..3)
+        } else {
+            0
+        };
+        let pass = &ranking.passes[taken];
+        let success_chance = if pass.skill == format!("skill-{cluster}") {
+            0.9
+        } else {
+            0.1
+        };
+        let outcome = if rng.random_bool(success_chance) {
+            Outcome::Success
+        } else {
+            Outcome::Failure
+        };
+        head.apply_outcome(pass, outcome).unwrap();
+    }
+
+    let snapshot = head.snapshot();
+    let weights = snapshot
+        .first_layer
+        .iter()
+        .chain(&snapshot.first_bias)
+        .chain(&snapshot.output)
+        .chain([&snapshot.output_bias, &snapshot.baseline]);
+    assert!(weights.into_iter().all(|weight| weight.is_finite()));
+    for (cluster, centre) in centres.iter().enumerate() {
+        let ranked = head.rank(centre, SKILLS).unwrap().ranked;
+        assert_eq!(ranked[0].skill, format!("skill-{cluster}"), "{ranked:?}");
+        assert!(ranked[0].rl > 0.5, "cluster {cluster}: {ranked:?}");
+    }
+}
+
+/// The update is the scalar reference's REINFORCE step, weight for weight, on both sides of the
+/// score floor: a failure of a skill scored at or below it moves no weight, but the baseline,
+/// the count and the skill's stats take it.
+#[test]
+fn updates_follow_the_scalar_reinforce_step_above_and_below_the_floor() {
+    let mut rng = StdRng::seed_from_u64(14);
+    let dim = 12;
+    let mut head = head_with_random_skills(dim, 6, HeadConfig::default(), &mut rng);
+    // An output bias this low puts most scores below the floor (sigmoid(−5) ≈ 0.007).
+    let mut low = head.snapshot();
+    low.output_bias = -5.0;
+    head.restore(&low).unwrap();
+
+    let (mut floored, mut stepped) = (0, 0);
+    for _ in 0..200 {
+        let ranking = head.rank(&random_vector(&mut rng, dim), 6).unwrap();
+        let pass = &ranking.passes[rng.random_range(0..6)];
+        let outcome = if rng.random_bool(0.3) {
+            Outcome::Success
+        } else {
+            Outcome::Failure
+        };
+        let before = head.snapshot();
+        let stats_before = head.skill_stats(&pass.skill).unwrap();
+        let expected = reinforce_step_scalar(&before, head.config(), pass, outcome);
+        head.apply_outcome(pass, outcome).unwrap();
+        let after = head.snapshot();
+
+        let weights = |snapshot: &HeadSnapshot| -> Vec<f32> {
+            let mut weights = snapshot.first_layer.clone();
+            weights.extend(&snapshot.first_bias);
+            weights.extend(&snapshot.output);
+            weights.push(snapshot.output_bias);
+            weights
+        };
+        for (actual, reference) in weights(&after).iter().zip(weights(&expected)) {
+            assert!((actual - reference).abs() < 1e-6, "{actual} vs {reference}");
+        }
+        assert_eq!(after.baseline, expected.baseline);
+        assert_eq!(after.update_count, before.update_count + 1);
+        assert_eq!(
+            head.skill_stats(&pass.skill).unwrap().uses,
+            stats_before.uses + 1
+        );
+        if outcome == Outcome::Failure && pass.rl <= REINFORCE_SCORE_FLOOR {
+            assert_eq!(weights(&after), weights(&before));
+            floored += 1;
+        } else {
+            stepped += 1;
+        }
+    }
+    assert!(
+        floored > 10 && stepped > 10,
+        "{floored} floored, {stepped} stepped"
+    );
+}
+
+/// A step that would make a weight non-finite is refused and changes nothing: one from a
+/// pass scored NaN (as every pass of a head whose weights had overflowed was), and one that
+/// would overflow a weight.
+#[test]
+fn a_step_that_would_make_a_weight_non_finite_is_refused() {
+    let mut rng = StdRng::seed_from_u64(15);
+    let mut head = head_with_random_skills(8, 3, HeadConfig::default(), &mut rng);
+    let pass = head
+        .rank(&random_vector(&mut rng, 8), 1)
+        .unwrap()
+        .passes
+        .remove(0);
+    let refused = Err(RoutingError::NonFiniteUpdate {
+        skill: pass.skill.clone(),
+    });
+    let mut scored_nan = pass.clone();
+    scored_nan.rl = f32::NAN;
+    let before = head.snapshot();
+    for outcome in [Outcome::Success, Outcome::Failure] {
+        assert_eq!(head.apply_outcome(&scored_nan, outcome), refused);
+        assert_eq!(
+            head.apply_outcome_cross_entropy(&scored_nan, outcome),
+            refused
+        );
+    }
+    assert_eq!(head.snapshot(), before);
+
+    // Every query weight at the largest finite value, and output weights large enough that a
+    // step's change to the query weights is far above the rounding of f32::MAX.
+    let mut at_the_edge = before.clone();
+    let width = 2 * 8 + 3;
+    for (index, weight) in at_the_edge.first_layer.iter_mut().enumerate() {
+        if index % width < 8 {
+            *weight = f32::MAX;
+        }
+    }
+    at_the_edge.output.fill(1e36);
+    head.restore(&at_the_edge).unwrap();
+    assert_eq!(head.apply_outcome(&pass, Outcome::Success), refused);
+    assert_eq!(head.snapshot(), at_the_edge);
+    assert_eq!(head.skill_stats(&pass.skill), Some(SkillStats::default()));
 }
 
 #[test]

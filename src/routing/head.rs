@@ -18,6 +18,12 @@ pub const SCALAR_FEATURE_COUNT: usize = 3;
 /// in eight fail to learn.
 pub const LOG_USES_SCALE: f32 = 6.908_755;
 
+/// The score at or below which a failure no longer pushes a skill down (see
+/// [`RoutingHead::apply_outcome`]): `sigmoid(−4) ≈ 0.018`. A skill scored there adds at most
+/// `rl_weight · 0.018` to its blended score, so pushing it lower would buy the ranking nothing.
+/// On the routing benchmark's bandit, floors from 0.005 to 0.05 learn alike.
+pub const REINFORCE_SCORE_FLOOR: f32 = 0.017_986_21;
+
 /// How often the cached skill blocks are recomputed from scratch. Between refreshes each update
 /// patches them exactly (in real arithmetic) with a rank-one correction; the refresh bounds the
 /// float rounding that those patches accumulate.
@@ -73,6 +79,14 @@ pub enum RoutingError {
         expected: usize,
         /// The size given.
         actual: usize,
+    },
+    /// The update would have left a weight infinite or NaN, so it was not applied: the head,
+    /// its baseline, count and stats are as they were. A head holding such a weight would score
+    /// NaN from then on, and SQLite cannot store NaN (it becomes NULL).
+    #[error("the routing head's update for skill {skill:?} would have made a weight non-finite; it was not applied and the head is unchanged")]
+    NonFiniteUpdate {
+        /// The skill whose outcome it was.
+        skill: String,
     },
 }
 
@@ -239,7 +253,16 @@ struct Weights {
     output: Array1<f32>,
     /// Second-layer bias.
     output_bias: f32,
+    /// An upper bound of `|w|` over `query` and `skill`: exact at construction and at each skill
+    /// block refresh, grown by each step's largest change in between. With it,
+    /// [`Weights::stay_finite_after`] clears a step without reading the `2 · hidden · dim`
+    /// weights it writes, which slowed a training job's updates by about a third.
+    embedding_weight_bound: f32,
 }
+
+/// While `embedding_weight_bound` plus a step's largest change stays within this, no embedding
+/// weight can overflow: `|w + s·x| ≤ |w| + |s|·|x|`, with room to spare for rounding.
+const EMBEDDING_WEIGHT_LIMIT: f32 = f32::MAX / 2.0;
 
 /// The skills the head ranks, in parallel arrays so cosines and skill blocks are matrix rows.
 #[derive(Debug, Clone)]
@@ -279,6 +302,7 @@ impl RoutingHead {
         );
         let output = uniform(1, hidden, 1.0 / (hidden as f32).sqrt()).index_axis_move(Axis(0), 0);
         let weights = Weights {
+            embedding_weight_bound: largest_magnitude(&query).max(largest_magnitude(&skill)),
             query,
             skill,
             features,
@@ -494,10 +518,26 @@ impl RoutingHead {
     /// Learns from one outcome: a REINFORCE step on the cached forward pass of the chosen skill,
     /// with the moving-average baseline; returns the new update count.
     ///
-    /// The score `p = sigmoid(z)` is read as the probability of picking the skill, so the step
-    /// is `lr · (reward − baseline) · (1 − p) · ∇z`, taken at the cached activations (the ones
-    /// the agent acted on) against the current weights, which other sessions may have moved
-    /// since. The skill's stats are counted too, if the skill is still known.
+    /// The score `p = sigmoid(z)` is read as the probability of picking the skill, and an
+    /// outcome is always for a skill that was picked, so the step follows the log-likelihood of
+    /// that pick, `∇ ln p = (1 − p) · ∇z`, for a failure as for a success (`−p · ∇z`, the
+    /// gradient of `ln(1 − p)`, would be that of a skill *not* picked): `lr · (reward −
+    /// baseline) · (1 − p) · ∇z`, taken at the cached activations (the ones the agent acted on)
+    /// against the current weights, which other sessions may have moved since.
+    ///
+    /// Except that a failure of a skill scored at or below [`REINFORCE_SCORE_FLOOR`] moves no
+    /// weight. A policy that sampled skills by `p` would seldom pick such a skill, so in
+    /// expectation its failures' pull would fade with `p`. This head's agent picks by the
+    /// blended score, and not always its first skill, so a skill can go on failing at any `p`;
+    /// `ln p` is linear in `z` for negative `z`, so each failure would push `z` down by about
+    /// `lr · |advantage|` for ever, and the shared weights would carry every score to 0 and
+    /// then overflow. The baseline, the count and the skill's stats (if the skill is still
+    /// known) take every outcome.
+    ///
+    /// # Errors
+    /// [`RoutingError::DimensionMismatch`] for a pass of another head's shape;
+    /// [`RoutingError::NonFiniteUpdate`], leaving the head unchanged, for a step that would make
+    /// a weight infinite or NaN.
     pub fn apply_outcome(
         &mut self,
         pass: &ForwardPass,
@@ -505,8 +545,13 @@ impl RoutingHead {
     ) -> Result<u64, RoutingError> {
         self.check_pass(pass)?;
         let advantage = outcome.reward() - self.baseline;
-        let output_step = self.config.learning_rate * advantage * (1.0 - pass.rl);
-        Ok(self.step(pass, outcome, output_step))
+        let below_floor = advantage < 0.0 && pass.rl <= REINFORCE_SCORE_FLOOR;
+        let output_step = if below_floor {
+            0.0
+        } else {
+            self.config.learning_rate * advantage * (1.0 - pass.rl)
+        };
+        self.step(pass, outcome, output_step)
     }
 
     /// Learns from one outcome by a gradient step on the cross-entropy of `p` against
@@ -514,11 +559,14 @@ impl RoutingHead {
     /// [`RoutingHead::apply_outcome`] (the baseline and the stats are kept current too).
     ///
     /// This reads `p` as the chance that the skill helps, which is what a training job measures.
-    /// Replayed over a fixed log round after round, the REINFORCE step has no resting point
-    /// while failures remain: it moves a failure's `z` by `lr · (1 + baseline) · (1 − p)`, which
-    /// does not shrink as `p` nears 0, and the shared weights carry the successes' scores down
-    /// with them. This step's pull on a failure is `lr · p`, so it rests where `p` matches how
+    /// The REINFORCE step does not train that: it moves a failure's `z` by
+    /// `lr · (1 + baseline) · (1 − p)`, which does not shrink as `p` nears 0, down to
+    /// [`REINFORCE_SCORE_FLOOR`], so a pair that mostly fails ends at the floor however often it
+    /// helps. This step's pull on a failure is `lr · p`, so it rests where `p` matches how
     /// often such a pair helps.
+    ///
+    /// # Errors
+    /// As [`RoutingHead::apply_outcome`].
     pub fn apply_outcome_cross_entropy(
         &mut self,
         pass: &ForwardPass,
@@ -531,7 +579,7 @@ impl RoutingHead {
             0.0
         };
         let output_step = self.config.learning_rate * (label - pass.rl);
-        Ok(self.step(pass, outcome, output_step))
+        self.step(pass, outcome, output_step)
     }
 
     fn check_pass(&self, pass: &ForwardPass) -> Result<(), RoutingError> {
@@ -549,11 +597,14 @@ impl RoutingHead {
 
     /// Moves `z` of `pass` by `output_step · ∇z` (backpropagated to every weight), patches the
     /// skill blocks, follows the reward in the baseline and counts the update and the skill's
-    /// stats; returns the new update count.
-    fn step(&mut self, pass: &ForwardPass, outcome: Outcome, output_step: f32) -> u64 {
-        self.baseline = self.config.baseline_decay * self.baseline
-            + (1.0 - self.config.baseline_decay) * outcome.reward();
-
+    /// stats; returns the new update count. A step that would make a weight non-finite is
+    /// refused before anything changes.
+    fn step(
+        &mut self,
+        pass: &ForwardPass,
+        outcome: Outcome,
+        output_step: f32,
+    ) -> Result<u64, RoutingError> {
         // Backpropagate through the output weights as they were before this step.
         let hidden_step: Array1<f32> = pass
             .hidden_pre_activation
@@ -561,41 +612,29 @@ impl RoutingHead {
             .zip(&self.weights.output)
             .map(|(&pre, &weight)| if pre > 0.0 { output_step * weight } else { 0.0 })
             .collect();
+        let embedding_change = largest_embedding_change(pass, &hidden_step);
+        if !self
+            .weights
+            .stay_finite_after(pass, output_step, &hidden_step, embedding_change)
+        {
+            return Err(RoutingError::NonFiniteUpdate {
+                skill: pass.skill.clone(),
+            });
+        }
+        self.weights.add_step(pass, output_step, &hidden_step);
+        self.weights.embedding_weight_bound += embedding_change;
+        self.baseline = self.config.baseline_decay * self.baseline
+            + (1.0 - self.config.baseline_decay) * outcome.reward();
 
-        let weights = &mut self.weights;
-        weights.output.zip_mut_with(
-            &ArrayView1::from(&pass.hidden_pre_activation[..]),
-            |weight, &pre| *weight += output_step * pre.max(0.0),
-        );
-        weights.output_bias += output_step;
-        weights.first_bias += &hidden_step;
-        let query = ArrayView1::from(&pass.query[..]);
         let skill_embedding = ArrayView1::from(&pass.skill_embedding[..]);
-        for ((&step, mut query_row), mut skill_row) in hidden_step
-            .iter()
-            .zip(weights.query.rows_mut())
-            .zip(weights.skill.rows_mut())
-        {
-            if step != 0.0 {
-                query_row.scaled_add(step, &query);
-                skill_row.scaled_add(step, &skill_embedding);
-            }
-        }
-        for (input, mut feature_row) in pass
-            .features
-            .network_input()
-            .into_iter()
-            .zip(weights.features.rows_mut())
-        {
-            feature_row.scaled_add(input, &hidden_step);
-        }
-
         self.update_count += 1;
         if self
             .update_count
             .is_multiple_of(SKILL_BLOCK_REFRESH_INTERVAL)
         {
             self.skills.recompute_blocks(&self.weights.skill);
+            self.weights.embedding_weight_bound =
+                largest_magnitude(&self.weights.query).max(largest_magnitude(&self.weights.skill));
         } else {
             // W_skill gained hidden_step ⊗ chosen, so each block gains hidden_step · (chosen · embedding).
             let overlaps = self.skills.embeddings.dot(&skill_embedding);
@@ -609,7 +648,7 @@ impl RoutingHead {
             stats.uses += 1;
             stats.successes += u64::from(outcome == Outcome::Success);
         }
-        self.update_count
+        Ok(self.update_count)
     }
 
     /// Copies out the weights, baseline and update count.
@@ -642,9 +681,12 @@ impl RoutingHead {
         let width = 2 * dim + SCALAR_FEATURE_COUNT;
         let first_layer = Array2::from_shape_vec((hidden, width), snapshot.first_layer.clone())
             .expect("validate checked the first layer's length");
+        let query = first_layer.slice(ndarray::s![.., ..dim]).to_owned();
+        let skill = first_layer.slice(ndarray::s![.., dim..2 * dim]).to_owned();
         self.weights = Weights {
-            query: first_layer.slice(ndarray::s![.., ..dim]).to_owned(),
-            skill: first_layer.slice(ndarray::s![.., dim..2 * dim]).to_owned(),
+            embedding_weight_bound: largest_magnitude(&query).max(largest_magnitude(&skill)),
+            query,
+            skill,
             features: first_layer
                 .slice(ndarray::s![.., 2 * dim..])
                 .t()
@@ -719,6 +761,104 @@ impl RoutingHead {
             actual,
         })
     }
+}
+
+impl Weights {
+    /// Adds `output_step · ∇z` of `pass` to every weight: `output_step` is the step of `z`
+    /// itself, `hidden_step` its backpropagation to the hidden pre-activations.
+    fn add_step(&mut self, pass: &ForwardPass, output_step: f32, hidden_step: &Array1<f32>) {
+        self.output.zip_mut_with(
+            &ArrayView1::from(&pass.hidden_pre_activation[..]),
+            |weight, &pre| *weight += output_step * pre.max(0.0),
+        );
+        self.output_bias += output_step;
+        self.first_bias += hidden_step;
+        let query = ArrayView1::from(&pass.query[..]);
+        let skill_embedding = ArrayView1::from(&pass.skill_embedding[..]);
+        for ((&step, mut query_row), mut skill_row) in hidden_step
+            .iter()
+            .zip(self.query.rows_mut())
+            .zip(self.skill.rows_mut())
+        {
+            if step != 0.0 {
+                query_row.scaled_add(step, &query);
+                skill_row.scaled_add(step, &skill_embedding);
+            }
+        }
+        for (input, mut feature_row) in pass
+            .features
+            .network_input()
+            .into_iter()
+            .zip(self.features.rows_mut())
+        {
+            feature_row.scaled_add(input, hidden_step);
+        }
+    }
+
+    /// Whether [`Weights::add_step`] with these arguments would leave every weight finite, so
+    /// that a refused step changes nothing. The output layer, the biases and the feature
+    /// weights (a few `hidden`-long vectors) are checked sum by sum; the embedding blocks by
+    /// [`Weights::embedding_weight_bound`] and the step's `embedding_change`
+    /// ([`largest_embedding_change`]), which may refuse a step that would just have fitted, but
+    /// only once the bound nears [`EMBEDDING_WEIGHT_LIMIT`].
+    fn stay_finite_after(
+        &self,
+        pass: &ForwardPass,
+        output_step: f32,
+        hidden_step: &Array1<f32>,
+        embedding_change: f32,
+    ) -> bool {
+        let activations = pass.hidden_pre_activation.iter().map(|pre| pre.max(0.0));
+        let hidden_inputs = || hidden_step.iter().copied();
+        (self.output_bias + output_step).is_finite()
+            && sums_are_finite(&self.output, output_step, activations)
+            && sums_are_finite(&self.first_bias, 1.0, hidden_inputs())
+            && pass
+                .features
+                .network_input()
+                .into_iter()
+                .zip(self.features.rows())
+                .all(|(input, row)| sums_are_finite(row, input, hidden_inputs()))
+            // False for a NaN change too.
+            && self.embedding_weight_bound + embedding_change <= EMBEDDING_WEIGHT_LIMIT
+    }
+}
+
+/// Whether every `weight + scale · input` is finite (a fold, not a search: they almost always
+/// are, and the fold vectorises).
+fn sums_are_finite<'a>(
+    weights: impl IntoIterator<Item = &'a f32>,
+    scale: f32,
+    inputs: impl IntoIterator<Item = f32>,
+) -> bool {
+    weights
+        .into_iter()
+        .zip(inputs)
+        .fold(true, |finite, (&weight, input)| {
+            finite & (weight + scale * input).is_finite()
+        })
+}
+
+/// The largest `|Δw|` that a step with this backpropagated `hidden_step` makes in the
+/// embedding blocks (each row `u` gains `hidden_step[u]` times the query or the skill
+/// embedding); NaN or infinite if any of those is.
+fn largest_embedding_change(pass: &ForwardPass, hidden_step: &Array1<f32>) -> f32 {
+    let largest_input = largest_magnitude(&[
+        largest_magnitude(&pass.query[..]),
+        largest_magnitude(&pass.skill_embedding[..]),
+    ]);
+    largest_magnitude(hidden_step) * largest_input
+}
+
+/// `max |value|`: 0 for no values, NaN if any value is NaN (`f32::max` would skip it).
+///
+/// Compared as bit patterns with the sign cleared: for non-negative floats the integer order
+/// is the numeric order, with every NaN above infinity, and an integer maximum vectorises.
+fn largest_magnitude<'a>(values: impl IntoIterator<Item = &'a f32>) -> f32 {
+    let largest_bits = values.into_iter().fold(0u32, |largest, value| {
+        largest.max(value.to_bits() & 0x7fff_ffff)
+    });
+    f32::from_bits(largest_bits)
 }
 
 impl SkillTable {
@@ -972,6 +1112,20 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_largest_magnitude_is_nan_if_any_value_is() {
+        assert_eq!(largest_magnitude(&[0.5, -2.0, 1.0]), 2.0);
+        assert_eq!(largest_magnitude(&[]), 0.0);
+        assert_eq!(largest_magnitude(&[1.0, f32::NEG_INFINITY]), f32::INFINITY);
+        assert!(largest_magnitude(&[f32::INFINITY, f32::NAN, 3.0]).is_nan());
+        assert!(largest_magnitude(&[-f32::NAN, 3.0]).is_nan());
+    }
+
+    #[test]
+    fn the_score_floor_is_sigmoid_of_minus_four() {
+        assert!((REINFORCE_SCORE_FLOOR - sigmoid(-4.0)).abs() < 1e-8);
     }
 
     #[test]

@@ -16,8 +16,8 @@
 //! - [`SharedRoutingHead`]: the one head every session shares, with lossless concurrent
 //!   updates, a save signal every `persist_interval` updates, and one-lock snapshots.
 //! - [`HeadSnapshot`]: weights, baseline and count as plain data and as checksummed bytes.
-//! - [`reference`]: the same model as plain per-candidate loops, the yardstick for tests and
-//!   benchmarks.
+//! - [`reference`]: the same model and its REINFORCE step as plain per-candidate loops, the
+//!   yardstick for tests and benchmarks.
 //! - [`ServerEmbedder`]: the managed server's `/v1/embeddings` (a loaded model only, never
 //!   waking one).
 //! - [`EmbedderSource`]: the seam through which the service gets an embedder besides the
@@ -81,7 +81,7 @@ pub use embedder_source::{
 };
 pub use head::{
     CandidateFeatures, ForwardPass, HeadConfig, Outcome, RankedSkill, Ranking, RoutingError,
-    RoutingHead, SkillStats, LOG_USES_SCALE, SCALAR_FEATURE_COUNT,
+    RoutingHead, SkillStats, LOG_USES_SCALE, REINFORCE_SCORE_FLOOR, SCALAR_FEATURE_COUNT,
 };
 pub use live::LiveHead;
 pub use records::{blob_to_floats, floats_to_blob, SavedHead};

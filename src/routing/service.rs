@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use super::active::{embed_skills, lock, Active};
 use super::embedder::{Embedder, HashedEmbedder};
 use super::embedder_source::EmbedderSource;
-use super::head::{ForwardPass, HeadConfig, Outcome, SkillStats};
+use super::head::{ForwardPass, HeadConfig, Outcome, RoutingError, SkillStats};
 use super::records::{self, LoggedRoute, OutcomeRecord, RouteRecord};
 use super::route_cache::{CachedRoute, Lookup, RouteCache, RouteCacheLimits};
 use super::snapshot::HeadSnapshot;
@@ -377,10 +377,17 @@ impl RoutingService {
             );
             return Ok(());
         }
-        let applied = active
-            .head
-            .apply_outcome(&pass, outcome)
-            .map_err(|err| EngineError::Invalid(err.to_string()))?;
+        let applied = match active.head.apply_outcome(&pass, outcome) {
+            Ok(applied) => applied,
+            // The agent's report is fine, and logged; only the head refused to learn from it,
+            // so its copy of the track record follows the log here.
+            Err(err @ RoutingError::NonFiniteUpdate { .. }) => {
+                active.head.set_skill_stats(&pass.skill, skill_stats);
+                tracing::warn!(route_id, "outcome logged without training: {err}");
+                return Ok(());
+            }
+            Err(err) => return Err(EngineError::Invalid(err.to_string())),
+        };
         if applied.persist_due {
             active.persist(&self.inner.store).await?;
         }
