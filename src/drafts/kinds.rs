@@ -125,49 +125,27 @@ impl WorkKind for SynthesisWork {
     }
 
     async fn claim(&self, id: &str) -> Option<Synthesis> {
-        let now = self.0.clock.now_ms();
-        let id_owned = id.to_string();
-        let claimed = self
-            .0
-            .store
-            .call(move |c| {
-                let Some(work) = work::start(c, &id_owned, now)? else {
-                    return Ok(None);
-                };
-                match candidates::get(c, &work.subject_id)? {
-                    Some(candidate) if candidate.status == CandidateStatus::Drafting => {
-                        let transcript = transcript(c, &candidate.review_id)?;
-                        Ok(Some((work, candidate, transcript)))
-                    }
-                    _ => {
-                        work::cancel(
-                            c,
-                            WorkKindName::Synthesize,
-                            &work.subject_id,
-                            "the candidate is no longer drafting",
-                            now,
-                        )?;
-                        Ok(None)
-                    }
+        let (work, (candidate, transcript)) = claim_work(
+            &self.0,
+            WorkKindName::Synthesize,
+            id,
+            "the candidate is no longer drafting",
+            |c, work| match candidates::get(c, &work.subject_id)? {
+                Some(candidate) if candidate.status == CandidateStatus::Drafting => {
+                    let transcript = transcript(c, &candidate.review_id)?;
+                    Ok(Some((candidate, transcript)))
                 }
-            })
-            .await;
-        match claimed {
-            Ok(Some((work, candidate, transcript))) => {
-                let current = read_current(&self.0.skills, &candidate.proposal.skill);
-                Some(Synthesis {
-                    work,
-                    candidate,
-                    transcript,
-                    current,
-                })
-            }
-            Ok(None) => None,
-            Err(err) => {
-                tracing::error!(work = %id, error = %err, "cannot start a draft's synthesis");
-                None
-            }
-        }
+                _ => Ok(None),
+            },
+        )
+        .await?;
+        let current = read_current(&self.0.skills, &candidate.proposal.skill);
+        Some(Synthesis {
+            work,
+            candidate,
+            transcript,
+            current,
+        })
     }
 
     fn doing(&self, item: &Synthesis) -> String {
@@ -340,6 +318,39 @@ impl WorkKind for SynthesisWork {
     }
 }
 
+/// Marks queued work of `kind` running and loads its subject with `load`; work whose subject no
+/// longer waits for it (`load` finds none) is cancelled for `gone`. `None` when there is nothing
+/// to run (an error is logged).
+async fn claim_work<T: Send + 'static>(
+    parts: &DraftWorkParts,
+    kind: WorkKindName,
+    id: &str,
+    gone: &'static str,
+    load: impl FnOnce(&Connection, &WorkRow) -> Result<Option<T>, StoreError> + Send + 'static,
+) -> Option<(WorkRow, T)> {
+    let now = parts.clock.now_ms();
+    let id_owned = id.to_string();
+    let claimed = parts
+        .store
+        .call(move |c| {
+            let Some(work) = work::start(c, &id_owned, now)? else {
+                return Ok(None);
+            };
+            match load(c, &work)? {
+                Some(subject) => Ok(Some((work, subject))),
+                None => {
+                    work::cancel(c, kind, &work.subject_id, gone, now)?;
+                    Ok(None)
+                }
+            }
+        })
+        .await;
+    claimed.unwrap_or_else(|err| {
+        tracing::error!(work = %id, kind = kind.as_str(), error = %err, "cannot start learning work");
+        None
+    })
+}
+
 async fn requeue(parts: &DraftWorkParts, work_id: &str, reason: String) {
     let now = parts.clock.now_ms();
     let id = work_id.to_string();
@@ -369,40 +380,24 @@ impl WorkKind for EvaluationWork {
     }
 
     async fn claim(&self, id: &str) -> Option<Judging> {
-        let now = self.0.clock.now_ms();
-        let id_owned = id.to_string();
-        let claimed = self
-            .0
-            .store
-            .call(move |c| {
-                let Some(work) = work::start(c, &id_owned, now)? else {
-                    return Ok(None);
-                };
-                match records::get(c, &work.subject_id)? {
-                    Some(draft) if draft.status == DraftStatus::Evaluating => {
-                        let transcript = transcript(c, &draft.review_id)?;
-                        Ok(Some(Judging {
-                            work,
-                            draft,
-                            transcript,
-                        }))
-                    }
-                    _ => {
-                        work::cancel(
-                            c,
-                            WorkKindName::Evaluate,
-                            &work.subject_id,
-                            "the draft is no longer being evaluated",
-                            now,
-                        )?;
-                        Ok(None)
-                    }
+        let (work, (draft, transcript)) = claim_work(
+            &self.0,
+            WorkKindName::Evaluate,
+            id,
+            "the draft is no longer being evaluated",
+            |c, work| match records::get(c, &work.subject_id)? {
+                Some(draft) if draft.status == DraftStatus::Evaluating => {
+                    let transcript = transcript(c, &draft.review_id)?;
+                    Ok(Some((draft, transcript)))
                 }
-            })
-            .await;
-        claimed.unwrap_or_else(|err| {
-            tracing::error!(work = %id, error = %err, "cannot start a draft's evaluation");
-            None
+                _ => Ok(None),
+            },
+        )
+        .await?;
+        Some(Judging {
+            work,
+            draft,
+            transcript,
         })
     }
 
