@@ -14,6 +14,7 @@
 //! See `docs/ARCHITECTURE.md` for the map and its invariants.
 
 pub mod api;
+pub mod client;
 pub mod config;
 pub mod data_dir;
 pub mod drafts;

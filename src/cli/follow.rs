@@ -15,8 +15,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::client::{EngineClient, EventStream, SseEvent};
 use super::{render_job, round_line, text_of};
+use lull::client::{EngineClient, EventStream, SseEvent};
 
 /// How often the spinner turns between events, so that a paused job still looks alive.
 const SPINNER_TICK: Duration = Duration::from_millis(200);
@@ -283,7 +283,10 @@ impl Watch<'_> {
     /// The job as it is now, when an event says only that it moved.
     async fn job(&self) -> anyhow::Result<Value> {
         let path = format!("/v1/jobs/{}", self.id);
-        self.client.request(Method::GET, &path, None).await
+        self.client
+            .request(Method::GET, &path, None)
+            .await
+            .map_err(Into::into)
     }
 
     /// Follows the events until the job leaves `running`.

@@ -1,7 +1,6 @@
 //! The `lull` command line: `serve` runs the headless engine, every other command talks to a
 //! running engine through its local API, exactly as an agent would.
 
-mod client;
 mod follow;
 
 use std::path::PathBuf;
@@ -12,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use reqwest::Method;
 use serde_json::{json, Map, Value};
 
-use client::EngineClient;
+use lull::client::EngineClient;
 use lull::{Config, Engine, Paths};
 
 /// Lull: learn from your agent's conversations in the lulls of your local llama-server.
@@ -448,9 +447,9 @@ async fn jobs(
 }
 
 async fn job_action(client: &EngineClient, id: &str, action: &str) -> anyhow::Result<Value> {
-    client
+    Ok(client
         .request(Method::POST, &format!("/v1/jobs/{id}/{action}"), None)
-        .await
+        .await?)
 }
 
 /// `lull jobs`: one line a job.

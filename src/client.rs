@@ -1,21 +1,82 @@
-//! A small HTTP client for the running engine, found through `api.json` and the token file:
-//! JSON requests, and the engine's event stream (`GET /v1/events`, server-sent events) for
-//! commands that watch something happen.
+//! The HTTP client of a running engine, found through `api.json` and the token file: JSON
+//! requests, and the engine's event stream (`GET /v1/events`, server-sent events) for those that
+//! watch something happen. The `lull` CLI and the desktop window are both its users, so an
+//! engine's refusal reaches each as the same [`ClientError`]: the API's `{code, message}`.
 
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use reqwest::Method;
 use serde_json::Value;
 
-use lull::api::ApiDiscovery;
-use lull::Paths;
+use crate::api::ApiDiscovery;
+use crate::Paths;
 
 /// How long a CLI command waits for the engine before giving up.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the event stream may stay silent before the engine counts as gone: it sends a
 /// keep-alive comment every 15 s, so this is a few of those missed.
 const EVENT_SILENCE_LIMIT: Duration = Duration::from_secs(60);
+
+/// Why a request to the engine did not get its answer. [`ClientError::code`] is the API's code
+/// for a refusal, or one of the client's own for an engine that is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No engine serves this data directory (no `api.json`, its process gone, no token).
+    #[error("{0}")]
+    NotRunning(String),
+    /// The engine did not answer: it stopped, or the connection broke.
+    #[error("cannot reach the engine at {url}: {source}")]
+    Unreachable {
+        /// What was asked.
+        url: String,
+        /// Why it failed.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The engine answered with an error (`{"error": {"code", "message"}}`).
+    #[error("the engine refused ({status}): {message}")]
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The API's error code (`not_found`, `approval_refused`, …).
+        code: String,
+        /// The API's message, for the person.
+        message: String,
+    },
+    /// The engine answered something that is not the JSON it documents.
+    #[error("the engine's answer to {url} is not valid JSON: {detail}")]
+    Garbled {
+        /// What was asked.
+        url: String,
+        /// What was wrong with it.
+        detail: String,
+    },
+}
+
+impl ClientError {
+    /// The code for a missing engine, shared with the desktop window's own errors.
+    pub const ENGINE_UNAVAILABLE: &'static str = "engine_unavailable";
+
+    /// The machine-readable code: the API's for a refusal, else `engine_unavailable` (the
+    /// engine is not there or went away) or `internal` (it answered garbage).
+    pub fn code(&self) -> &str {
+        match self {
+            ClientError::Refused { code, .. } => code,
+            ClientError::NotRunning(_) | ClientError::Unreachable { .. } => {
+                Self::ENGINE_UNAVAILABLE
+            }
+            ClientError::Garbled { .. } => "internal",
+        }
+    }
+
+    /// The message for the person: the API's own for a refusal.
+    pub fn message(&self) -> String {
+        match self {
+            ClientError::Refused { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+}
 
 /// A connection to the engine of one data directory.
 pub struct EngineClient {
@@ -26,7 +87,7 @@ pub struct EngineClient {
 
 impl EngineClient {
     /// Finds the engine that serves `paths.data_dir`.
-    pub fn connect(paths: &Paths) -> anyhow::Result<EngineClient> {
+    pub fn connect(paths: &Paths) -> Result<EngineClient, ClientError> {
         let not_running = || {
             format!(
                 "no Lull engine is running for {}: start one with `lull serve` (or the desktop app)",
@@ -34,24 +95,33 @@ impl EngineClient {
             )
         };
         let discovery = ApiDiscovery::read(&paths.api_json())
-            .with_context(|| format!("{} is unreadable", paths.api_json().display()))?
-            .with_context(not_running)?;
+            .map_err(|error| {
+                ClientError::NotRunning(format!(
+                    "{} is unreadable: {error}",
+                    paths.api_json().display()
+                ))
+            })?
+            .ok_or_else(|| ClientError::NotRunning(not_running()))?;
         if !process_alive(discovery.pid) {
-            bail!(
+            return Err(ClientError::NotRunning(format!(
                 "{} (api.json names pid {}, which is gone)",
                 not_running(),
                 discovery.pid
-            );
+            )));
         }
-        let token = std::fs::read_to_string(paths.api_token()).with_context(|| {
-            format!("cannot read the API token {}", paths.api_token().display())
+        let token = std::fs::read_to_string(paths.api_token()).map_err(|error| {
+            ClientError::NotRunning(format!(
+                "cannot read the API token {}: {error}",
+                paths.api_token().display()
+            ))
         })?;
         // No total timeout on the client: the event stream lasts as long as a job trains.
         // Requests carry their own, and a stream that goes silent fails on the read timeout.
         let http = reqwest::Client::builder()
             .connect_timeout(REQUEST_TIMEOUT)
             .read_timeout(EVENT_SILENCE_LIMIT)
-            .build()?;
+            .build()
+            .map_err(|error| ClientError::NotRunning(format!("no HTTP client: {error}")))?;
         Ok(EngineClient {
             http,
             base_url: discovery.base_url,
@@ -59,13 +129,13 @@ impl EngineClient {
         })
     }
 
-    /// Sends a request and returns the JSON answer, or the API's error message.
+    /// Sends a request and returns the JSON answer (`null` for an empty one), or the API's error.
     pub async fn request(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
-    ) -> anyhow::Result<Value> {
+    ) -> Result<Value, ClientError> {
         let url = format!("{}{path}", self.base_url);
         let mut request = self
             .http
@@ -75,27 +145,40 @@ impl EngineClient {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("cannot reach the engine at {url}"))?;
+        let unreachable = |source| ClientError::Unreachable {
+            url: url.clone(),
+            source,
+        };
+        let response = request.send().await.map_err(unreachable)?;
         let status = response.status();
-        let text = response.text().await?;
-        let value: Value = if text.is_empty() {
-            Value::Null
+        let text = response.text().await.map_err(unreachable)?;
+        let parsed = if text.is_empty() {
+            Ok(Value::Null)
         } else {
-            serde_json::from_str(&text)?
+            serde_json::from_str::<Value>(&text)
         };
         if !status.is_success() {
-            let message = value["error"]["message"].as_str().unwrap_or(&text);
-            bail!("the engine refused ({status}): {message}");
+            let error = parsed.as_ref().ok().map(|value| &value["error"]);
+            let field = |name: &str| {
+                error
+                    .and_then(|error| error[name].as_str())
+                    .map(str::to_owned)
+            };
+            return Err(ClientError::Refused {
+                status: status.as_u16(),
+                code: field("code").unwrap_or_else(|| "internal".to_owned()),
+                message: field("message").unwrap_or(text),
+            });
         }
-        Ok(value)
+        parsed.map_err(|error| ClientError::Garbled {
+            url,
+            detail: error.to_string(),
+        })
     }
 
     /// Subscribes to the engine's events. Once this answers, every later event reaches the
     /// stream, so a command subscribes first and then acts, and misses nothing it caused.
-    pub async fn events(&self) -> anyhow::Result<EventStream> {
+    pub async fn events(&self) -> Result<EventStream, ClientError> {
         let url = format!("{}/v1/events", self.base_url);
         let response = self
             .http
@@ -104,10 +187,17 @@ impl EngineClient {
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await
-            .with_context(|| format!("cannot reach the engine at {url}"))?;
+            .map_err(|source| ClientError::Unreachable {
+                url: url.clone(),
+                source,
+            })?;
         let status = response.status();
         if !status.is_success() {
-            bail!("the engine refused its event stream ({status})");
+            return Err(ClientError::Refused {
+                status: status.as_u16(),
+                code: "internal".to_owned(),
+                message: format!("the engine refused its event stream ({status})"),
+            });
         }
         Ok(EventStream {
             response,
@@ -124,7 +214,7 @@ pub struct EventStream {
 
 impl EventStream {
     /// The next event; `None` once the engine closed the stream (it stopped).
-    pub async fn next(&mut self) -> anyhow::Result<Option<SseEvent>> {
+    pub async fn next(&mut self) -> Result<Option<SseEvent>, ClientError> {
         loop {
             if let Some(event) = self.decoder.next_event() {
                 return Ok(Some(event));
@@ -133,7 +223,10 @@ impl EventStream {
                 .response
                 .chunk()
                 .await
-                .context("the engine's event stream broke off")?;
+                .map_err(|source| ClientError::Unreachable {
+                    url: "the engine's event stream".to_owned(),
+                    source,
+                })?;
             match chunk {
                 Some(bytes) => self.decoder.push(&bytes),
                 None => return Ok(None),
