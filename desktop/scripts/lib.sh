@@ -107,7 +107,7 @@ session_web_processes() {
     local dir
     for dir in /proc/[0-9]*; do
         case "$(cat "$dir/comm" 2>/dev/null)" in WebKit*) ;; *) continue ;; esac
-        tr '\0' '\n' <"$dir/environ" 2>/dev/null | grep -qxF "DBUS_SESSION_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS" \
+        { tr '\0' '\n' <"$dir/environ"; } 2>/dev/null | grep -qxF "DBUS_SESSION_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS" \
             && echo "${dir#/proc/}"
     done
     return 0
