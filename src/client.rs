@@ -6,9 +6,11 @@
 use std::time::Duration;
 
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::api::ApiDiscovery;
+use crate::error_code::ErrorCode;
 use crate::Paths;
 
 /// How long a CLI command waits for the engine before giving up.
@@ -38,13 +40,14 @@ pub enum ClientError {
     Refused {
         /// The HTTP status.
         status: u16,
-        /// The API's error code (`not_found`, `approval_refused`, …).
-        code: String,
+        /// The API's error code (`not_found`, `approval_refused`, …); `internal` for one this
+        /// version does not know.
+        code: ErrorCode,
         /// The API's message, for the person.
         message: String,
     },
     /// The engine answered something that is not the JSON it documents.
-    #[error("the engine's answer to {url} is not valid JSON: {detail}")]
+    #[error("the engine's answer to {url} is not what the API documents: {detail}")]
     Garbled {
         /// What was asked.
         url: String,
@@ -54,18 +57,15 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The code for a missing engine, shared with the desktop window's own errors.
-    pub const ENGINE_UNAVAILABLE: &'static str = "engine_unavailable";
-
     /// The machine-readable code: the API's for a refusal, else `engine_unavailable` (the
     /// engine is not there or went away) or `internal` (it answered garbage).
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ClientError::Refused { code, .. } => code,
+            ClientError::Refused { code, .. } => *code,
             ClientError::NotRunning(_) | ClientError::Unreachable { .. } => {
-                Self::ENGINE_UNAVAILABLE
+                ErrorCode::EngineUnavailable
             }
-            ClientError::Garbled { .. } => "internal",
+            ClientError::Garbled { .. } => ErrorCode::Internal,
         }
     }
 
@@ -166,12 +166,29 @@ impl EngineClient {
             };
             return Err(ClientError::Refused {
                 status: status.as_u16(),
-                code: field("code").unwrap_or_else(|| "internal".to_owned()),
+                code: field("code")
+                    .and_then(|code| ErrorCode::parse(&code))
+                    .unwrap_or(ErrorCode::Internal),
                 message: field("message").unwrap_or(text),
             });
         }
         parsed.map_err(|error| ClientError::Garbled {
             url,
+            detail: error.to_string(),
+        })
+    }
+
+    /// `GET path`, its answer read as `T`.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let answer = self.request(Method::GET, path, None).await?;
+        self.typed(path, answer)
+    }
+
+    /// An answer of `path` read as the type the API documents for it; a mismatch is
+    /// [`ClientError::Garbled`], naming the field.
+    pub fn typed<T: DeserializeOwned>(&self, path: &str, answer: Value) -> Result<T, ClientError> {
+        serde_path_to_error::deserialize(answer).map_err(|error| ClientError::Garbled {
+            url: format!("{}{path}", self.base_url),
             detail: error.to_string(),
         })
     }
@@ -195,7 +212,7 @@ impl EngineClient {
         if !status.is_success() {
             return Err(ClientError::Refused {
                 status: status.as_u16(),
-                code: "internal".to_owned(),
+                code: ErrorCode::Internal,
                 message: format!("the engine refused its event stream ({status})"),
             });
         }
