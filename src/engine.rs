@@ -73,6 +73,22 @@ pub enum EngineError {
     Startup(String),
 }
 
+impl EngineError {
+    /// The code a program acts on: the one mapping of engine errors to [`ErrorCode`], which the
+    /// API answers and every client reads back.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EngineError::Invalid(_) => ErrorCode::InvalidRequest,
+            EngineError::NotFound(_) => ErrorCode::NotFound,
+            EngineError::Conflict(_) => ErrorCode::Conflict,
+            EngineError::ApprovalRefused(_) => ErrorCode::ApprovalRefused,
+            EngineError::Refused { code, .. } => *code,
+            EngineError::Store(StoreError::Closed) => ErrorCode::ShuttingDown,
+            EngineError::Store(_) | EngineError::Startup(_) => ErrorCode::Internal,
+        }
+    }
+}
+
 /// What the engine is doing, as `GET /v1/status` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Status {

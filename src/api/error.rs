@@ -11,7 +11,6 @@ use ts_rs::TS;
 
 use crate::engine::EngineError;
 use crate::error_code::ErrorCode;
-use crate::store::StoreError;
 
 /// An error on its way to the client.
 #[derive(Debug)]
@@ -63,36 +62,20 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// An engine error answers with its [`EngineError::code`], and the HTTP status of that code's
+/// kind: an invalid request, a missing thing, a closed engine, Lull's own failure, or else a
+/// conflict with the state.
 impl From<EngineError> for ApiError {
     fn from(err: EngineError) -> ApiError {
-        let message = err.to_string();
-        match err {
-            EngineError::Invalid(_) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                ErrorCode::InvalidRequest,
-                message,
-            ),
-            EngineError::NotFound(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, message)
-            }
-            EngineError::Conflict(_) => {
-                ApiError::new(StatusCode::CONFLICT, ErrorCode::Conflict, message)
-            }
-            EngineError::ApprovalRefused(_) => {
-                ApiError::new(StatusCode::CONFLICT, ErrorCode::ApprovalRefused, message)
-            }
-            EngineError::Refused { code, .. } => ApiError::new(StatusCode::CONFLICT, code, message),
-            EngineError::Store(StoreError::Closed) => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorCode::ShuttingDown,
-                message,
-            ),
-            EngineError::Store(_) | EngineError::Startup(_) => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                message,
-            ),
-        }
+        let code = err.code();
+        let status = match code {
+            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::CONFLICT,
+        };
+        ApiError::new(status, code, err.to_string())
     }
 }
 
