@@ -158,19 +158,7 @@ impl EngineClient {
             serde_json::from_str::<Value>(&text)
         };
         if !status.is_success() {
-            let error = parsed.as_ref().ok().map(|value| &value["error"]);
-            let field = |name: &str| {
-                error
-                    .and_then(|error| error[name].as_str())
-                    .map(str::to_owned)
-            };
-            return Err(ClientError::Refused {
-                status: status.as_u16(),
-                code: field("code")
-                    .and_then(|code| ErrorCode::parse(&code))
-                    .unwrap_or(ErrorCode::Internal),
-                message: field("message").unwrap_or(text),
-            });
+            return Err(refusal(status.as_u16(), parsed.ok().as_ref(), text));
         }
         parsed.map_err(|error| ClientError::Garbled {
             url,
@@ -220,6 +208,19 @@ impl EngineClient {
             response,
             decoder: SseDecoder::default(),
         })
+    }
+}
+
+/// An error answer as a [`ClientError::Refused`]: the API's code and message, `internal` for a
+/// code this version does not know, and the answer's text when it is not the API's error shape.
+fn refusal(status: u16, answer: Option<&Value>, text: String) -> ClientError {
+    let field = |name: &str| answer.and_then(|answer| answer["error"][name].as_str());
+    ClientError::Refused {
+        status,
+        code: field("code")
+            .and_then(ErrorCode::parse)
+            .unwrap_or(ErrorCode::Internal),
+        message: field("message").map_or(text, str::to_owned),
     }
 }
 
@@ -330,7 +331,32 @@ fn process_alive(pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{SseDecoder, SseEvent};
+    use serde_json::json;
+
+    use super::{refusal, ClientError, ErrorCode, SseDecoder, SseEvent};
+
+    #[test]
+    fn a_refusal_carries_the_apis_code_and_message_or_says_internal() {
+        let answer =
+            json!({"error": {"code": "job_not_promotable", "message": "promoted already"}});
+        let refused = refusal(409, Some(&answer), answer.to_string());
+        assert_eq!(refused.code(), ErrorCode::JobNotPromotable);
+        assert_eq!(refused.message(), "promoted already");
+
+        let newer = json!({"error": {"code": "a_code_from_later", "message": "said"}});
+        let refused = refusal(409, Some(&newer), newer.to_string());
+        assert_eq!(
+            (refused.code(), refused.message()),
+            (ErrorCode::Internal, "said".into())
+        );
+
+        let proxy = refusal(502, None, "Bad Gateway".into());
+        assert!(matches!(proxy, ClientError::Refused { status: 502, .. }));
+        assert_eq!(
+            (proxy.code(), proxy.message()),
+            (ErrorCode::Internal, "Bad Gateway".into())
+        );
+    }
 
     #[test]
     fn events_are_cut_whole_from_any_chunking_and_keep_alives_are_skipped() {

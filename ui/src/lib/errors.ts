@@ -16,7 +16,7 @@ export const ENGINE_STARTING = "engine_starting" satisfies ErrorCode;
 export const ENGINE_UNAVAILABLE = "engine_unavailable" satisfies ErrorCode;
 
 /** Whether `code` is one of the engine's codes. */
-export function isErrorCode(code: unknown): code is ErrorCode {
+function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === "string" && (ERROR_CODES as readonly string[]).includes(code);
 }
 
