@@ -5,6 +5,7 @@ import type { Backend, BackendListeners } from "../lib/backend";
 import type { Draft, Finding } from "../lib/drafts";
 import type { Job, RoundMetrics, StoppingPolicy } from "../lib/jobs";
 import type { Review } from "../lib/reviews";
+import type { RoutingStatus } from "../lib/routing";
 import type { Settings } from "../lib/settings";
 import type { Status } from "../lib/status";
 
@@ -28,6 +29,28 @@ export function busyStatus(patch: Partial<Status> = {}): Status {
     queue: { queued: 3, running: 0 },
     drafts: { review_pending: 2, blocked: 0 },
     jobs: { running: 0 },
+    ...patch,
+  };
+}
+
+/** A routing head past its warm-up, with a reward curve, a skipped folder and a failed save. */
+export function learnedRouting(patch: Partial<RoutingStatus> = {}): RoutingStatus {
+  return {
+    embedder: { name: "hashed-ngrams-v1", kind: "hashed", dim: 256, fallback_reason: "the managed server serves no embeddings" },
+    dim: 256,
+    skills: 4,
+    skills_dir: "/home/me/.local/share/lull/skills",
+    skipped_skills: [{ folder: "Bad Name", reason: "the folder name is not lowercase-hyphen" }],
+    updates: 64,
+    warmed_up: true,
+    warmup_updates: 50,
+    persisted_updates: 60,
+    save_problem: "disk full",
+    head_origin: "saved head loaded (60 updates, last saved with hashed-ngrams-v1)",
+    baseline: 0.25,
+    recent_rewards: [1, 1, -1, 1, 1, -1, 1, 1],
+    recent_success_rate: 0.75,
+    cached_routes: 2,
     ...patch,
   };
 }
