@@ -1,8 +1,10 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import App from "./App.svelte";
 import { SETTLE_MS } from "./lib/refresh";
 import { busyStatus, fakeBackend } from "./test/fixtures";
+import { tabTo } from "./test/keyboard";
 
 describe("App", () => {
   it("navigates between the six views", async () => {
@@ -162,5 +164,54 @@ describe("App, changes with no engine event", () => {
     const reads = vi.mocked(backend.engineStatus).mock.calls.length;
     await fireEvent.click(screen.getByRole("button", { name: "Routing" }));
     expect(vi.mocked(backend.engineStatus).mock.calls.length).toBeGreaterThan(reads);
+  });
+});
+
+describe("App, by keyboard only", () => {
+  it("moves through the views with the arrow keys, and opens one with Enter", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await user.tab();
+    expect(screen.getByRole("button", { name: "Overview" })).toHaveFocus();
+    await user.keyboard("{ArrowDown}{ArrowDown}{ArrowDown}");
+    expect(screen.getByRole("button", { name: "Jobs" })).toHaveFocus();
+    await user.keyboard("{ArrowUp}{Enter}");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Drafts"));
+    expect(screen.getByRole("button", { name: /^Drafts/ })).toHaveAttribute("aria-current", "page");
+    expect(screen.getByRole("button", { name: "Overview" })).not.toHaveAttribute("aria-current");
+    await user.keyboard("{End}");
+    expect(screen.getByRole("button", { name: "Settings" })).toHaveFocus();
+  });
+
+  it("approves a draft: Tab to it, Enter, Tab to Approve, Enter", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await user.tab();
+    await user.keyboard("{ArrowDown}{ArrowDown}{Enter}");
+    const item = await screen.findByRole("button", { name: /^git-rebase-safely/ });
+    await tabTo(user, item);
+    await user.keyboard("{Enter}");
+    await tabTo(user, screen.getByRole("button", { name: "Approve" }));
+    await user.keyboard("{Enter}");
+    expect(backend.approveDraft).toHaveBeenCalledWith("d-clean");
+    // Its buttons are gone: the focus is on the draft's title, where the answer shows.
+    await waitFor(() => expect(screen.getByRole("heading", { level: 3, name: "git-rebase-safely" })).toHaveFocus());
+  });
+
+  it("reaches the Overview's and the Routing view's content, which scrolls with the keyboard", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await screen.findByText("Live turns");
+    const main = screen.getByRole("main");
+    await tabTo(user, main);
+    await tabTo(user, screen.getByRole("button", { name: "Routing" }), { backwards: true });
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Routing"));
+    await user.tab();
+    await user.tab();
+    expect(main).toHaveFocus();
   });
 });

@@ -76,6 +76,28 @@ export function review(patch: Partial<Review> = {}): Review {
   };
 }
 
+/** A routing head past its warm-up, with a reward curve, a skipped folder and a failed save. */
+export function learnedRouting(patch: Partial<RoutingStatus> = {}): RoutingStatus {
+  return {
+    embedder: { name: "hashed-ngrams-v1", kind: "hashed", dim: 256, fallback_reason: "the managed server serves no embeddings" },
+    dim: 256,
+    skills: 4,
+    skills_dir: "/home/me/.local/share/lull/skills",
+    skipped_skills: [{ folder: "Bad Name", reason: "the folder name is not lowercase-hyphen" }],
+    updates: 64,
+    warmed_up: true,
+    warmup_updates: 50,
+    persisted_updates: 60,
+    save_problem: "disk full",
+    head_origin: "saved head loaded (60 updates, last saved with hashed-ngrams-v1)",
+    baseline: 0.25,
+    recent_rewards: [1, 1, -1, 1, 1, -1, 1, 1],
+    recent_success_rate: 0.75,
+    cached_routes: 2,
+    ...patch,
+  };
+}
+
 export function reviewList(): Review[] {
   return [
     review({
