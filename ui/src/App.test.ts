@@ -66,14 +66,14 @@ describe("App", () => {
     const before = reads();
 
     listeners().onEngineEvent({ type: "review_started", review_id: "r1", attempt: 1 });
-    listeners().onEngineEvent({ type: "learning_activity" });
+    listeners().onEngineEvent({ type: "learning_activity", activity: { state: "running", reason: "reviewing session agent-7" } });
     await waitFor(() => expect(vi.mocked(backend.engineStatus).mock.calls.length).toBeGreaterThan(1));
     expect(reads()).toBe(before);
 
-    listeners().onEngineEvent({ type: "draft_ready", draft_id: "d1" });
+    listeners().onEngineEvent({ type: "draft_changed", draft_id: "d1", skill: "git-rebase-safely", status: "review_pending" });
     await waitFor(() => expect(reads()).toBeGreaterThan(before));
     const afterDraft = reads();
-    listeners().onEngineEvent({ type: "candidate_superseded", candidate_id: "c1" });
+    listeners().onEngineEvent({ type: "candidate_changed", candidate_id: "c1", skill: "git-rebase-safely", status: "superseded", reason: "another draft covers it" });
     await waitFor(() => expect(reads()).toBeGreaterThan(afterDraft));
     const afterCandidate = reads();
 
@@ -120,13 +120,13 @@ describe("App, training runs", () => {
     const before = reads();
 
     listeners().onEngineEvent({ type: "review_started", review_id: "r1", attempt: 1 });
-    listeners().onEngineEvent({ type: "draft_ready", draft_id: "d1" });
+    listeners().onEngineEvent({ type: "draft_changed", draft_id: "d1", skill: "git-rebase-safely", status: "review_pending" });
     await waitFor(() => expect(statusReads()).toBeGreaterThan(1));
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
     expect(reads()).toBe(before);
 
     const statusBefore = statusReads();
-    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 11, batches: 40, elapsed_ms: 31_000, remaining_ms: 41_000 });
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 11, batches: 40, elapsed_ms: 31_000, remaining_ms: 41_000, metrics: null });
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
     expect(reads()).toBe(before);
     expect(statusReads()).toBe(statusBefore);
@@ -137,7 +137,7 @@ describe("App, training runs", () => {
     const afterChange = reads();
 
     // A progress event for a run the list does not hold yet asks for the list.
-    listeners().onEngineEvent({ type: "job_progress", job_id: "job-unknown", round: 1, batch: 1, batches: 40, elapsed_ms: 1_000, remaining_ms: null });
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-unknown", round: 1, batch: 1, batches: 40, elapsed_ms: 1_000, remaining_ms: null, metrics: null });
     await waitFor(() => expect(reads()).toBeGreaterThan(afterChange));
     const afterUnknown = reads();
 

@@ -2,6 +2,7 @@ import { fireEvent, render, screen, waitFor, within } from "@testing-library/sve
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { Draft } from "../lib/drafts";
+import type { CommandError } from "../lib/errors";
 import { draft, draftList, finding, NOW, riskyDraft } from "../test/fixtures";
 import { tabTo } from "../test/keyboard";
 import Drafts from "./Drafts.svelte";
@@ -14,7 +15,7 @@ type Handlers = {
   ondismiss: (id: string, index: number, reason: string) => Promise<Draft>;
 };
 
-function setup(drafts: Draft[] | null, overrides: Partial<Handlers> & { error?: { code: string; message: string } } = {}) {
+function setup(drafts: Draft[] | null, overrides: Partial<Handlers> & { error?: CommandError } = {}) {
   const { error, ...rest } = overrides;
   const handlers: Handlers = {
     onopen: vi.fn(async (id: string) => (drafts ?? []).find((one) => one.id === id) ?? draft({ id })),

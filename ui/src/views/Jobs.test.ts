@@ -3,6 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import App from "../App.svelte";
 import type { Job, StoppingPolicy } from "../lib/jobs";
+import type { CommandError } from "../lib/errors";
 import { interruptedJob, job, jobList, NOW, queuedJob, roundMetrics, runningJob, withDetail, fakeBackend } from "../test/fixtures";
 import { tabTo } from "../test/keyboard";
 import Jobs from "./Jobs.svelte";
@@ -15,7 +16,7 @@ type Handlers = {
   onstart: (stopping: StoppingPolicy) => Promise<Job>;
 };
 
-function setup(jobs: Job[] | null, overrides: Partial<Handlers> & { error?: { code: string; message: string } } = {}) {
+function setup(jobs: Job[] | null, overrides: Partial<Handlers> & { error?: CommandError } = {}) {
   const { error, ...rest } = overrides;
   const handlers: Handlers = {
     onopen: vi.fn(async (id: string) => withDetail((jobs ?? []).find((one) => one.id === id) ?? job({ id }))),
@@ -275,7 +276,7 @@ describe("Jobs, in the app", () => {
     const bar = () => within(article()).getByRole("progressbar", { name: "Progress" });
     expect(bar()).toHaveAttribute("aria-valuenow", "23");
 
-    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 30, batches: 40, elapsed_ms: 40_000, remaining_ms: 20_000 });
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 30, batches: 40, elapsed_ms: 40_000, remaining_ms: 20_000, metrics: null });
     await waitFor(() => expect(bar()).toHaveAttribute("aria-valuenow", "28"));
     expect(bar()).toHaveAttribute("aria-valuetext", "28 % · round 3 of 10 · 20 s left");
     expect(listItems()[0]).toMatch(/^Running: round 3 of 10 · 20 s left · created /);
@@ -288,6 +289,7 @@ describe("Jobs, in the app", () => {
       batches: 40,
       elapsed_ms: 50_000,
       remaining_ms: 9_000,
+      metrics: null,
     });
     await waitFor(() => expect(bar()).toHaveAttribute("aria-valuenow", "31"));
     expect(screen.getByRole("article")).toHaveTextContent("round 4 of 10 · 9 s left");
