@@ -4,6 +4,7 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { describe, expect, it, vi } from "vitest";
 import App from "./App.svelte";
+import type { CommandError } from "./lib/errors";
 import { VIEWS } from "./lib/views";
 import { axeViolations, seriousViolations } from "./test/axe";
 import {
@@ -24,8 +25,8 @@ import Reviews from "./views/Reviews.svelte";
 import Routing from "./views/Routing.svelte";
 import Settings from "./views/Settings.svelte";
 
-const STARTING = { code: "engine_starting", message: "The engine is still opening its database." };
-const FAILED = { code: "engine_failed", message: "the data folder is locked by another Lull (pid 4242)" };
+const STARTING: CommandError = { code: "engine_starting", message: "The engine is still opening its database." };
+const FAILED: CommandError = { code: "engine_unavailable", message: "the data folder is locked by another Lull (pid 4242)" };
 
 async function expectNoSerious(container: Element) {
   expect(await seriousViolations(container)).toEqual([]);

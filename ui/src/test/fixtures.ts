@@ -90,9 +90,11 @@ export function learnedRouting(patch: Partial<RoutingStatus> = {}): RoutingStatu
     persisted_updates: 60,
     save_problem: "disk full",
     head_origin: "saved head loaded (60 updates, last saved with hashed-ngrams-v1)",
+    head_source: "online",
     baseline: 0.25,
     recent_rewards: [1, 1, -1, 1, 1, -1, 1, 1],
     recent_success_rate: 0.75,
+    saved_heads: [{ dim: 256, embedder: "hashed-ngrams-v1", update_count: 60, updated_at: NOW - 3_600_000 }],
     cached_routes: 2,
     ...patch,
   };
