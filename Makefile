@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop lint screenshots
+.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop lint screenshots package package-test
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -24,9 +24,9 @@ run: ui
 		$(CARGO) run --release -p lull -- serve; \
 	fi
 
-## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client
-## and the desktop app driven under Xvfb.
-test: ui lint test-rust test-ui test-python test-desktop
+## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client,
+## the desktop app driven under Xvfb, and the .deb installed into a temp root (a few seconds warm).
+test: ui lint test-rust test-ui test-python test-desktop package-test
 
 lint:
 	$(CARGO) fmt --all --check
@@ -57,6 +57,17 @@ test-desktop: ui
 ## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.
 screenshots: ui
 	src-tauri/scripts/screenshots.sh docs/screenshots
+
+## The .deb (Tauri's bundler, offline): lull-window, lull-desktop, a desktop entry that starts the
+## tray, and the icons, in <target>/release/bundle/deb/. LULL_DESKTOP_BIN=<file> bundles that tray
+## binary instead of building it.
+package: ui
+	CARGO="$(CARGO)" scripts/package.sh
+
+## Installs the .deb into a temp root, checks its files, starts the installed tray hidden under
+## Xvfb and sees its API answer.
+package-test: package
+	scripts/package-test.sh
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps

@@ -90,7 +90,7 @@ impl EngineClient {
     pub fn connect(paths: &Paths) -> Result<EngineClient, ClientError> {
         let not_running = || {
             format!(
-                "no Lull engine is running for {}: start one with `lull serve` (or the desktop app)",
+                "no Lull engine is running for {}: start Lull from your applications menu, or run `lull serve`",
                 paths.data_dir.display()
             )
         };

@@ -61,11 +61,13 @@ pub enum ErrorCode {
     EngineUnavailable,
     /// The engine is still opening its database: the desktop window's own code.
     EngineStarting,
+    /// The login item could not be read, written or removed: the desktop window's own code.
+    AutostartFailed,
 }
 
 impl ErrorCode {
     /// Every code, in the order of the enum: the TypeScript list is rendered from it.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::MalformedJson,
         ErrorCode::InvalidBody,
         ErrorCode::UnsupportedMediaType,
@@ -90,6 +92,7 @@ impl ErrorCode {
         ErrorCode::Internal,
         ErrorCode::EngineUnavailable,
         ErrorCode::EngineStarting,
+        ErrorCode::AutostartFailed,
     ];
 
     /// The wire spelling, e.g. `"not_found"`.
@@ -119,6 +122,7 @@ impl ErrorCode {
             ErrorCode::Internal => "internal",
             ErrorCode::EngineUnavailable => "engine_unavailable",
             ErrorCode::EngineStarting => "engine_starting",
+            ErrorCode::AutostartFailed => "autostart_failed",
         }
     }
 

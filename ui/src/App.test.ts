@@ -100,6 +100,26 @@ describe("App", () => {
     expect(screen.getByRole("status")).toHaveTextContent("another Lull engine (pid 42) already serves /d");
   });
 
+  it("shows the tray's reason the engine did not start, from the host state", async () => {
+    const down = { code: "engine_unavailable", message: "no Lull engine is running for /d" };
+    const { backend, listeners } = fakeBackend({ engineStatus: () => Promise.reject(down) });
+    render(App, { backend });
+    await waitFor(() => expect(backend.subscribe).toHaveBeenCalled());
+    listeners().onHostChange({ state: "failed", message: "Lull's local API is not serving: the port is taken" });
+    expect(await screen.findByText("Lull's local API is not serving: the port is taken")).toBeInTheDocument();
+    expect(screen.getByText("Engine not running")).toBeInTheDocument();
+  });
+
+  it("reads and changes Start at login through the backend", async () => {
+    const { backend } = fakeBackend({ getAutostart: vi.fn(async () => true) });
+    render(App, { backend });
+    await fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    const box = await screen.findByRole("checkbox", { name: /Start at login/ });
+    await waitFor(() => expect(box).toBeChecked());
+    await fireEvent.click(box);
+    expect(backend.setAutostart).toHaveBeenCalledWith(false);
+  });
+
   it("saves settings through the backend", async () => {
     const { backend } = fakeBackend();
     render(App, { backend });

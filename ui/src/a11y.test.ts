@@ -175,7 +175,7 @@ describe("accessibility: Routing", () => {
 describe("accessibility: Settings", () => {
   it("with the settings in force, and after a refused change", async () => {
     const onchange = vi.fn(() => Promise.reject({ code: "shutting_down", message: "Lull is quitting" }));
-    const { container } = render(Settings, { settings: SETTINGS, onchange });
+    const { container } = render(Settings, { settings: SETTINGS, onchange, autostart: true, onautostart: vi.fn() });
     await expectNoSerious(container);
     await fireEvent.click(screen.getByRole("checkbox", { name: /Pause learning/ }));
     await screen.findByText("Not saved: Lull is quitting");
@@ -183,7 +183,7 @@ describe("accessibility: Settings", () => {
   });
 
   it("while the engine starts", async () => {
-    const { container } = render(Settings, { settings: null, error: STARTING, onchange: vi.fn() });
+    const { container } = render(Settings, { settings: null, error: STARTING, onchange: vi.fn(), onautostart: vi.fn() });
     await expectNoSerious(container);
   });
 });

@@ -427,6 +427,8 @@ export function fakeBackend(overrides: Partial<Backend> = {}) {
       interruptedJob({ id, status: "running", stop_reason: null, resumable: false, cancellable: true, updated_at: NOW, finished_at: null }),
     ),
     promoteJob: vi.fn(async (id: string) => job({ id, promoted_at: NOW, promotable: false, updated_at: NOW })),
+    getAutostart: vi.fn(async () => false),
+    setAutostart: vi.fn(async (enabled: boolean) => enabled),
     subscribe: vi.fn(async (next: BackendListeners) => {
       listeners = next;
       return () => (listeners = null);
