@@ -2,13 +2,18 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop lint screenshots
+.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop lint screenshots package package-test
 
 deps:
 	@bash scripts/bootstrap.sh
 
 ui: deps
 	npm --prefix ui run build
+
+## The window's TypeScript types of engine data (ui/src/lib/generated/engine.ts), rendered from
+## the Rust types; tests/ts_types.rs fails when the committed file is not what they render.
+types:
+	LULL_WRITE_TYPES=1 $(CARGO) test -p lull --test ts_types
 
 ## Starts the tray app (which starts its window, a process of its own); with no display, the
 ## headless engine (`lull serve`).
@@ -20,9 +25,9 @@ run: ui
 		$(CARGO) run --release -p lull -- serve; \
 	fi
 
-## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client
-## and the desktop app driven under Xvfb.
-test: ui lint test-rust test-ui test-python test-desktop
+## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client,
+## the desktop app driven under Xvfb, and the .deb installed into a temp root (a few seconds warm).
+test: ui lint test-rust test-ui test-python test-desktop package-test
 
 lint:
 	$(CARGO) fmt --all --check
@@ -53,6 +58,17 @@ test-desktop: ui
 ## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.
 screenshots: ui
 	src-tauri/scripts/screenshots.sh docs/screenshots
+
+## The .deb (Tauri's bundler, offline): lull-window, lull-desktop, a desktop entry that starts the
+## tray, and the icons, in <target>/release/bundle/deb/. LULL_DESKTOP_BIN=<file> bundles that tray
+## binary instead of building it.
+package: ui
+	CARGO="$(CARGO)" scripts/package.sh
+
+## Installs the .deb into a temp root, checks its files, starts the installed tray hidden under
+## Xvfb and sees its API answer.
+package-test: package
+	scripts/package-test.sh
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps

@@ -9,6 +9,7 @@
 pub const COMMAND_NAMES: &[&str] = &[
     "app_version",
     "engine_status",
+    "host_state",
     "list_reviews",
     "run_review_now",
     "drop_review",
@@ -26,4 +27,6 @@ pub const COMMAND_NAMES: &[&str] = &[
     "promote_job",
     "get_settings",
     "update_settings",
+    "get_autostart",
+    "set_autostart",
 ];

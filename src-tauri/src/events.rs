@@ -1,191 +1,325 @@
-//! Forwards the engine's events to the window, the tray and the notifications.
+//! Follows the engine's event stream (`GET /v1/events`) for the window.
 //!
-//! Invariant: nothing here polls. Each engine event is emitted to the window as
-//! [`ENGINE_EVENT`] (the UI re-reads what it shows), wakes the tray's updater, and may become one
-//! notification. Drafts that become ready for review are gathered into bursts
-//! ([`notify::ReadyDrafts`]): the forwarder sleeps until a burst is due, never on a timer of its
-//! own. A listener that falls behind gets `{"type":"lagged"}` instead of the events it missed: an
-//! event is a hint to refresh, never the state itself.
+//! Each event reaches the UI as [`ENGINE_EVENT`], its JSON as the engine sent it (the UI
+//! re-reads what it shows). Whether the window reaches the engine is [`HOST_EVENT`]
+//! ([`HostState`]), sent when it changes and kept in [`HostCell`] for the `host_state` command.
+//! When the stream ends (the engine stopped, restarted, or is not there yet) the follower
+//! tries again with a new client after [`FIRST_RETRY`], doubling to [`LONGEST_RETRY`]; after a reconnection the UI
+//! gets `{"type":"lagged"}`, since events were missed meanwhile.
 //!
-//! The engine is asked for the drafts that wait for a person twice only: when the forwarder
-//! starts and after it missed events, so that a person's change to a draft that already waited
-//! is not announced as news.
+//! Invariant: nothing polls while the stream is open; while it is not, one attempt per retry.
 
-use lull::drafts::records::DraftStatus;
-use lull::events::EngineEvent;
-use lull::Engine;
-use serde_json::json;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lull::client::{ClientError, SseEvent};
+use serde::Serialize;
+use serde_json::{json, Value};
 use tauri::async_runtime::JoinHandle;
-use tauri::{AppHandle, Emitter as _};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tauri::{AppHandle, Emitter as _, Manager as _};
 use tokio::time::Instant;
 
-use crate::notify::{self, Note, ReadyDrafts};
-use crate::tray;
+use crate::link::EngineLink;
 
 /// The event the window listens to: one engine event, as JSON (`{"type":"review_queued",…}`).
 pub const ENGINE_EVENT: &str = "engine-event";
+/// The event the window listens to for the link to the engine ([`HostState`]).
+pub const HOST_EVENT: &str = "engine-host";
+/// The wait before the first new attempt after the stream broke or could not open.
+pub const FIRST_RETRY: Duration = Duration::from_millis(500);
+/// The longest wait between attempts.
+pub const LONGEST_RETRY: Duration = Duration::from_secs(5);
+/// How long after the window's start an engine that is not there yet counts as starting: the
+/// tray may start the window while its engine opens the database.
+pub const STARTUP_GRACE: Duration = Duration::from_secs(5);
 
-/// Starts forwarding `events` until the engine stops; abort the handle to stop sooner.
-pub fn forward(
-    app: AppHandle,
-    engine: Engine,
-    mut events: broadcast::Receiver<EngineEvent>,
+/// Whether the window reaches the engine: `{"state":"running"}`, `{"state":"failed","message"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum HostState {
+    /// Not connected yet, within [`STARTUP_GRACE`] of the window's start.
+    Starting,
+    /// The event stream is open.
+    Running,
+    /// No engine answers; `message` says why and what to do.
+    Failed {
+        /// For the person.
+        message: String,
+    },
+}
+
+/// The last [`HostState`] sent; Tauri managed state.
+pub struct HostCell(Mutex<HostState>);
+
+impl Default for HostCell {
+    fn default() -> HostCell {
+        HostCell(Mutex::new(HostState::Starting))
+    }
+}
+
+impl HostCell {
+    /// The state now.
+    pub fn get(&self) -> HostState {
+        self.lock().clone()
+    }
+
+    /// Stores `state`; whether it differs from the one before.
+    fn set(&self, state: &HostState) -> bool {
+        let mut current = self.lock();
+        let changed = *current != *state;
+        *current = state.clone();
+        changed
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HostState> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Where the follower's news goes: the window in the app, a channel in tests.
+pub trait Listener: Send + Sync + 'static {
+    /// One engine event for the UI.
+    fn engine_event(&self, event: Value);
+    /// The link changed state.
+    fn host_changed(&self, state: &HostState);
+}
+
+impl Listener for AppHandle {
+    fn engine_event(&self, event: Value) {
+        if let Err(error) = self.emit(ENGINE_EVENT, event) {
+            tracing::warn!(%error, "cannot forward an engine event to the window");
+        }
+    }
+
+    fn host_changed(&self, state: &HostState) {
+        if !self.state::<HostCell>().set(state) {
+            return;
+        }
+        if let Err(error) = self.emit(HOST_EVENT, state) {
+            tracing::warn!(%error, "cannot tell the window about the engine");
+        }
+    }
+}
+
+/// Starts following the engine until the handle is aborted (the app exits).
+pub fn follow(
+    engine: EngineLink,
+    engine_error: Option<String>,
+    listener: impl Listener,
 ) -> JoinHandle<()> {
-    tauri::async_runtime::spawn(async move {
-        let mut ready = ReadyDrafts::new(waiting_drafts(&engine).await);
+    tauri::async_runtime::spawn(run(engine, engine_error, listener))
+}
+
+/// The follower: open the stream, forward it, and open it again when it ends.
+async fn run(engine: EngineLink, engine_error: Option<String>, listener: impl Listener) {
+    let started = Instant::now();
+    let mut retry = Retry::default();
+    let mut connected_before = false;
+    loop {
+        let opened = match engine.client() {
+            Ok(client) => client.events().await,
+            Err(error) => Err(error),
+        };
+        let mut stream = match opened {
+            Ok(stream) => stream,
+            Err(error) => {
+                let facts = Failure {
+                    since_start: started.elapsed(),
+                    connected_before,
+                    engine_error: engine_error.as_deref(),
+                };
+                listener.host_changed(&facts.state(&error));
+                tokio::time::sleep(retry.next_wait()).await;
+                continue;
+            }
+        };
+        listener.host_changed(&HostState::Running);
+        if connected_before {
+            listener.engine_event(json!({ "type": "lagged" }));
+        }
+        connected_before = true;
+        retry = Retry::default();
         loop {
-            match next(&mut events, &mut ready).await {
-                Next::Event(event) => {
-                    emit(&app, &event);
-                    notify::on_event(&app, &event);
-                    if event == EngineEvent::EngineStopping {
-                        return;
+            match stream.next().await {
+                Ok(Some(event)) => {
+                    let event = payload(event);
+                    let stopping = event["type"] == "engine_stopping";
+                    listener.engine_event(event);
+                    if stopping {
+                        // Hang up rather than wait for the stream's end: the engine's API
+                        // waits for its open connections before it stops.
+                        break;
                     }
-                    tray::refresh(&app);
                 }
-                Next::Lagged(missed) => {
-                    tracing::debug!(missed, "the desktop fell behind the engine's events");
-                    emit(&app, json!({ "type": "lagged", "missed": missed }));
-                    tray::refresh(&app);
-                    ready.reseed(waiting_drafts(&engine).await);
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::info!(error = %error.message(), "the engine's event stream broke");
+                    break;
                 }
-                Next::DraftsReady(note) => notify::show(&app, note),
-                Next::Closed => return,
             }
         }
+        // The engine stopped or the connection broke: a new client, a moment later.
+        drop(stream);
+        engine.forget();
+        tokio::time::sleep(FIRST_RETRY).await;
+    }
+}
+
+/// What the UI receives for one server-sent event: the engine's JSON, or `lagged` (with how
+/// many events were missed) for the stream's own note that it fell behind.
+fn payload(event: SseEvent) -> Value {
+    if event.name.as_deref() == Some("lagged") {
+        return json!({ "type": "lagged", "missed": event.data.parse::<u64>().ok() });
+    }
+    serde_json::from_str(&event.data).unwrap_or_else(|error| {
+        tracing::warn!(%error, "an engine event is not JSON; the window re-reads instead");
+        json!({ "type": "lagged" })
     })
 }
 
-/// What the forwarder does next.
-#[derive(Debug)]
-enum Next {
-    /// Forward this event (it is already recorded in the drafts' burst).
-    Event(EngineEvent),
-    /// This many events were missed.
-    Lagged(u64),
-    /// A burst of drafts became ready: one notification.
-    DraftsReady(Note),
-    /// The engine is gone.
-    Closed,
+/// What decides the state shown while no stream is open.
+struct Failure<'a> {
+    since_start: Duration,
+    connected_before: bool,
+    /// The tray's reason its engine did not start (`--engine-error`).
+    engine_error: Option<&'a str>,
 }
 
-/// Waits for the next event or for the open burst of ready drafts to be due, whichever comes
-/// first.
-async fn next(events: &mut broadcast::Receiver<EngineEvent>, ready: &mut ReadyDrafts) -> Next {
-    loop {
-        let deadline = ready.deadline();
-        tokio::select! {
-            received = events.recv() => {
-                return match received {
-                    Ok(event) => {
-                        ready.record(&event, Instant::now());
-                        Next::Event(event)
-                    }
-                    Err(RecvError::Lagged(missed)) => Next::Lagged(missed),
-                    Err(RecvError::Closed) => Next::Closed,
+impl Failure<'_> {
+    /// Before the first connection, the tray's reason if it gave one, else `starting` for a
+    /// while; after, or once the grace is over, the client's reason.
+    fn state(&self, error: &ClientError) -> HostState {
+        if !self.connected_before {
+            if let Some(message) = self.engine_error {
+                return HostState::Failed {
+                    message: message.to_owned(),
                 };
             }
-            () = sleep_until(deadline) => {
-                if let Some(note) = ready.take_due(Instant::now()) {
-                    return Next::DraftsReady(note);
-                }
+            if self.since_start < STARTUP_GRACE {
+                return HostState::Starting;
             }
         }
-    }
-}
-
-/// Sleeps until `deadline`; forever when there is none.
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The ids of the drafts that wait for a person now. A failure to read them is logged and
-/// reads as none: the worst it causes is one notification too many.
-async fn waiting_drafts(engine: &Engine) -> Vec<String> {
-    let mut ids = Vec::new();
-    for status in [DraftStatus::ReviewPending, DraftStatus::Blocked] {
-        match engine.drafts(Some(status)).await {
-            Ok(drafts) => ids.extend(drafts.into_iter().map(|draft| draft.id)),
-            Err(error) => tracing::warn!(%error, "cannot read the drafts waiting for review"),
+        HostState::Failed {
+            message: error.message(),
         }
     }
-    ids
 }
 
-fn emit(app: &AppHandle, payload: impl serde::Serialize + Clone) {
-    if let Err(error) = app.emit(ENGINE_EVENT, payload) {
-        tracing::warn!(%error, "cannot forward an engine event to the window");
+/// The waits between attempts: [`FIRST_RETRY`], doubling, at most [`LONGEST_RETRY`].
+#[derive(Debug)]
+struct Retry {
+    next: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Retry {
+        Retry { next: FIRST_RETRY }
+    }
+}
+
+impl Retry {
+    fn next_wait(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (self.next * 2).min(LONGEST_RETRY);
+        wait
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::notify::drafts::BURST_QUIET;
 
-    fn ready_draft(id: &str) -> EngineEvent {
-        EngineEvent::DraftChanged {
-            draft_id: id.into(),
-            skill: format!("skill-{id}"),
-            status: DraftStatus::ReviewPending,
-        }
+    #[test]
+    fn retries_double_from_half_a_second_to_five() {
+        let mut retry = Retry::default();
+        let waits: Vec<u64> = (0..6)
+            .map(|_| retry.next_wait().as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [500, 1000, 2000, 4000, 5000, 5000]);
     }
 
-    async fn expect_event(events: &mut broadcast::Receiver<EngineEvent>, ready: &mut ReadyDrafts) {
-        let next = next(events, ready).await;
-        assert!(matches!(next, Next::Event(_)), "{next:?}");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_burst_of_ready_drafts_is_one_note_once_the_events_pause() {
-        let (sender, mut events) = broadcast::channel(16);
-        let mut ready = ReadyDrafts::default();
-        let start = Instant::now();
-        sender.send(ready_draft("d1")).unwrap();
-        sender.send(EngineEvent::EngineStopping).unwrap();
-        let late = sender.clone();
-        let sending = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            late.send(ready_draft("d2")).unwrap();
-            late.send(ready_draft("d3")).unwrap();
-        });
-
-        for _ in 0..4 {
-            expect_event(&mut events, &mut ready).await;
-        }
-        assert_eq!(
-            start.elapsed(),
-            Duration::from_secs(1),
-            "d2 and d3 came at 1 s"
+    #[test]
+    fn the_state_without_an_engine_says_the_most_useful_thing() {
+        let error = ClientError::NotRunning("no Lull engine is running for /d".into());
+        let failed = |message: &str| HostState::Failed {
+            message: message.into(),
+        };
+        let check = |facts: Failure, expected: HostState| assert_eq!(facts.state(&error), expected);
+        check(
+            Failure {
+                since_start: Duration::from_secs(1),
+                connected_before: false,
+                engine_error: None,
+            },
+            HostState::Starting,
         );
-        match next(&mut events, &mut ready).await {
-            Next::DraftsReady(note) => assert_eq!(note.title, "3 drafts are ready for review"),
-            other => panic!("expected one note for the burst, got {other:?}"),
-        }
-        assert_eq!(start.elapsed(), Duration::from_secs(1) + BURST_QUIET);
-        sending.await.unwrap();
-
-        // Nothing more is due: the forwarder waits for events, then sees the engine go.
-        drop(sender);
-        assert!(matches!(next(&mut events, &mut ready).await, Next::Closed));
+        check(
+            Failure {
+                since_start: STARTUP_GRACE,
+                connected_before: false,
+                engine_error: None,
+            },
+            failed("no Lull engine is running for /d"),
+        );
+        check(
+            Failure {
+                since_start: Duration::ZERO,
+                connected_before: false,
+                engine_error: Some("the port is taken"),
+            },
+            failed("the port is taken"),
+        );
+        // Once the window reached an engine, the tray's old reason no longer holds.
+        check(
+            Failure {
+                since_start: Duration::ZERO,
+                connected_before: true,
+                engine_error: Some("the port is taken"),
+            },
+            failed("no Lull engine is running for /d"),
+        );
     }
 
-    #[tokio::test]
-    async fn a_listener_that_fell_behind_is_told_so() {
-        let (sender, mut events) = broadcast::channel(1);
-        sender.send(ready_draft("d1")).unwrap();
-        sender.send(ready_draft("d2")).unwrap();
-        let mut ready = ReadyDrafts::default();
-        assert!(matches!(
-            next(&mut events, &mut ready).await,
-            Next::Lagged(1)
-        ));
-        expect_event(&mut events, &mut ready).await;
+    #[test]
+    fn the_stream_note_of_missed_events_becomes_lagged() {
+        let event = |name: Option<&str>, data: &str| SseEvent {
+            name: name.map(str::to_owned),
+            data: data.into(),
+        };
+        assert_eq!(
+            payload(event(None, r#"{"type":"review_queued","review_id":"r1"}"#)),
+            json!({"type": "review_queued", "review_id": "r1"})
+        );
+        assert_eq!(
+            payload(event(Some("lagged"), "3")),
+            json!({"type": "lagged", "missed": 3})
+        );
+        assert_eq!(payload(event(None, "not json")), json!({"type": "lagged"}));
+    }
+
+    #[test]
+    fn host_state_serialises_with_a_state_tag() {
+        let failed = HostState::Failed {
+            message: "port taken".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(failed).unwrap(),
+            json!({"state": "failed", "message": "port taken"})
+        );
+        assert_eq!(
+            serde_json::to_value(HostState::Running).unwrap(),
+            json!({"state": "running"})
+        );
+    }
+
+    #[test]
+    fn the_cell_reports_only_changes() {
+        let cell = HostCell::default();
+        assert_eq!(cell.get(), HostState::Starting);
+        assert!(cell.set(&HostState::Running));
+        assert!(!cell.set(&HostState::Running));
+        assert_eq!(cell.get(), HostState::Running);
     }
 }

@@ -1,75 +1,97 @@
-//! `lull-desktop`: Lull's tray app, a thin desktop shell over the learning engine.
+//! `lull-window`: Lull's window, a process of its own that shows the engine of a running Lull.
+//!
+//! The tray (`lull-desktop`) hosts the engine and starts this process on *Open Lull*; the
+//! window talks to the engine only through its local API, so the tray never loads WebKit and
+//! closing the window gives all of the webview's memory back (issue 17: the tree with the
+//! window closed stays small).
 //!
 //! What lives where:
 //! - [`run`] builds the Tauri app as a readable list: plugins, managed state, the commands the
-//!   UI may call (grouped by domain), then the engine, the tray and the run loop.
-//! - `host`: hosts the engine (`lull::Engine`) and its local API in this process, exactly like
-//!   `lull serve`; a failure to start is shown, never a crash. *Quit* stops the API, then the
-//!   engine.
-//! - `events`: forwards each engine event to the window (`engine-event`), the tray and the
-//!   notifications (`notify`). Nothing polls.
-//! - [`tray`]: the tray icon, its menu (drafts waiting, queue, *Defer learning until idle*,
-//!   *Pause learning*, *Open Lull*, *Quit*) and its looks ([`tray::TrayLook`]). On Linux the
-//!   tray sends no click events, so everything is reachable from the menu.
-//! - `window`: the main window. It is opened from the tray and **destroyed** when closed, to
-//!   give the webview's memory back; *Open Lull* builds it anew.
-//! - `<domain>::commands`: the commands the UI calls. Commands only delegate to engine
-//!   operations and fail with one shape, `error::CommandError` (`{code, message}`, the API's
-//!   codes).
-//!
-//! Closing the window never quits: only *Quit* does. A second launch focuses the first
-//! instance (`tauri-plugin-single-instance`).
+//!   UI may call (grouped by domain), then the window and the event follower.
+//! - `link`: [`link::EngineLink`], the API client of the data folder's engine
+//!   (`lull::client::EngineClient`), connected again when the engine restarts.
+//! - `<domain>::commands`: the commands the UI calls. Each is one API call whose JSON answer
+//!   goes to the UI as it came, and fails with the API's `{code, message}`
+//!   (`error::CommandError`, from `lull::client::ClientError`).
+//! - `events`: follows `GET /v1/events` (`engine-event`) and says whether the engine is there
+//!   (`engine-host`, also the `host_state` command), reconnecting with a back-off.
+//! - `window`: the one window; the process exits when it closes. A second launch for the same
+//!   data folder hands its `--view` over (`tauri-plugin-single-instance`) and exits.
+//! - `autostart`: *Start at login*, the XDG autostart entry of the tray.
+//! - `launch`: the command line (`--data-dir`, `--config`, `--view`, `--engine-error`).
 
 #![deny(missing_docs)]
 
 mod about;
+mod autostart;
 mod drafts;
+#[cfg(test)]
+mod engine_tests;
 mod error;
 mod events;
-mod host;
 mod jobs;
-mod notify;
+mod launch;
+mod link;
 mod reviews;
 mod settings;
 mod status;
-pub mod tray;
 mod window;
 
-use anyhow::Context as _;
-use tauri::{AppHandle, Manager as _, RunEvent};
-use tauri_plugin_autostart::MacosLauncher;
+use std::sync::Mutex;
 
-use crate::host::{EngineHost, Locations};
+use anyhow::Context as _;
+use lull::Paths;
+use tauri::async_runtime::JoinHandle;
+use tauri::{Manager as _, RunEvent};
+
+use crate::events::HostCell;
+use crate::launch::{flag_value, Locations, ENGINE_ERROR_FLAG, VIEW_FLAG};
+use crate::link::EngineLink;
 
 include!("command_names.rs");
 
-/// Passed by the login item (autostart): start in the tray without opening the window.
-pub const START_HIDDEN_FLAG: &str = "--hidden";
+/// The event follower's task, aborted when the app exits.
+struct Follower(Mutex<Option<JoinHandle<()>>>);
 
-/// Builds and runs the app until *Quit*. Returns an error only when Tauri cannot start.
+/// Builds and runs the window until it closes. Returns an error only when it cannot start.
 pub fn run() -> anyhow::Result<()> {
+    let argv: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let locations = Locations::from_args(std::env::args_os(), |name| std::env::var_os(name));
+    let paths = Paths::resolve(locations.data_dir, locations.config)?;
+    let view = flag_value(&argv, VIEW_FLAG);
+    let engine_error = flag_value(&argv, ENGINE_ERROR_FLAG);
+    // Warnings to stderr only: the engine's log file is the tray's.
+    if let Err(error) = lull::logging::init(None) {
+        eprintln!("lull-window: logging is off: {error:#}");
+    }
+    let engine = EngineLink::new(paths.clone());
+
     let app = tauri::Builder::default()
-        // Plugins. Single-instance comes first: a second launch hands over to the first
-        // instance (which shows its window) and exits before it builds anything.
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            window::show_main(app);
-        }))
-        .plugin(tauri_plugin_notification::init())
-        .plugin(tauri_plugin_autostart::init(
-            MacosLauncher::LaunchAgent,
-            Some(vec![START_HIDDEN_FLAG]),
-        ))
-        // Managed state: the hosted engine (started in `setup`, stopped by *Quit*).
-        .manage(EngineHost::default())
-        .manage(notify::ServerPresence::default())
+        // Plugins. Single-instance comes first: a second window for this data folder hands its
+        // view to the first and exits before it builds anything.
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(window::instance_id(&paths.data_dir))
+                .callback(|app, argv, _cwd| {
+                    window::bring_forward(app, flag_value(&argv, VIEW_FLAG));
+                })
+                .build(),
+        )
+        // Managed state: the link to the engine, the last host state, the follower's task.
+        .manage(engine.clone())
+        .manage(HostCell::default())
+        .manage(Follower(Mutex::new(None)))
         // Commands, grouped by domain. Every name here must be in `COMMAND_NAMES`
         // (src/command_names.rs) and granted in capabilities/, and the UI must call exactly
         // these (ui/src/lib/backend.ts); the tests below check all three.
         .invoke_handler(tauri::generate_handler![
             // About the app: version and build facts.
             about::commands::app_version,
-            // The engine's status: Overview, header, badges.
+            // The engine's status (Overview, header, badges) and whether it is reachable.
             status::commands::engine_status,
+            status::commands::host_state,
             // Reviews: the queue, run now, drop.
             reviews::commands::list_reviews,
             reviews::commands::run_review_now,
@@ -81,6 +103,7 @@ pub fn run() -> anyhow::Result<()> {
             drafts::commands::reject_draft,
             drafts::commands::edit_draft,
             drafts::commands::dismiss_finding,
+            // Training jobs: start, follow, cancel, resume, promote.
             jobs::commands::start_job,
             jobs::commands::list_jobs,
             jobs::commands::get_job,
@@ -90,35 +113,33 @@ pub fn run() -> anyhow::Result<()> {
             // Settings: defer mode, pause, reviews on or off.
             settings::commands::get_settings,
             settings::commands::update_settings,
+            // Start at login: the tray's XDG autostart entry.
+            autostart::commands::get_autostart,
+            autostart::commands::set_autostart,
         ])
-        .setup(|app| {
-            tray::create(app.handle())?;
-            EngineHost::start(
-                app.handle(),
-                Locations::from_args(std::env::args_os(), |name| std::env::var_os(name)),
-            );
-            if !std::env::args().any(|arg| arg == START_HIDDEN_FLAG) {
-                window::show_main(app.handle());
-            }
+        .setup(move |app| {
+            window::open(app.handle(), view.as_deref())?;
+            let follower = events::follow(engine, engine_error, app.handle().clone());
+            *app.state::<Follower>().0.lock().expect("follower slot") = Some(follower);
             Ok(())
         })
         .build(tauri::generate_context!())
-        .context("could not start the desktop app")?;
-    app.run(on_run_event);
+        .context("could not start the Lull window")?;
+    // No `prevent_exit`: closing the window ends the process.
+    app.run(|app, event| {
+        if let RunEvent::Exit = event {
+            if let Some(follower) = app
+                .state::<Follower>()
+                .0
+                .lock()
+                .expect("follower slot")
+                .take()
+            {
+                follower.abort();
+            }
+        }
+    });
     Ok(())
-}
-
-/// Keeps the app alive in the tray when its last window closes: Tauri asks to exit then with
-/// no exit code, while *Quit* (after stopping the engine) calls `AppHandle::exit`, which carries
-/// one and goes through. Any other way out still stops the engine before the process ends.
-fn on_run_event(app: &AppHandle, event: RunEvent) {
-    match event {
-        RunEvent::ExitRequested {
-            code: None, api, ..
-        } => api.prevent_exit(),
-        RunEvent::Exit => tauri::async_runtime::block_on(app.state::<EngineHost>().stop()),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

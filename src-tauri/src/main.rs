@@ -1,11 +1,11 @@
-//! The `lull-desktop` binary: everything lives in the library (`lib.rs`).
+//! The `lull-window` binary: everything lives in the library (`lib.rs`).
 
 // No console window next to the app on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
-    if let Err(error) = lull_desktop_lib::run() {
-        eprintln!("lull-desktop: {error:#}");
+    if let Err(error) = lull_window_lib::run() {
+        eprintln!("lull-window: {error:#}");
         std::process::exit(1);
     }
 }

@@ -1,69 +1,74 @@
-//! Commands of the "drafts" domain. Each only delegates; see `COMMAND_NAMES`.
+//! Commands of the "drafts" domain: each is one call of the local API; see `COMMAND_NAMES`.
 //!
 //! The engine decides everything: what is approvable, what an edit's check finds, why an
-//! *Approve* is refused (`approval_refused`, with a message for the person).
+//! *Approve* is refused (`approval_refused`, with a message for the person). Each action
+//! answers the draft as the API does.
 
-use lull::drafts::records::DraftStatus;
-use lull::drafts::service::DraftView;
+use serde_json::{json, Value};
 use tauri::State;
 
 use crate::error::CommandError;
-use crate::host::EngineHost;
+use crate::link::{segment, with_status, EngineLink};
 
-/// Drafts, waiting ones first, optionally of one status (`GET /v1/drafts?status=`).
+/// Drafts, waiting ones first, optionally of one status: `GET /v1/drafts?status=`, its `drafts`.
 #[tauri::command]
 pub async fn list_drafts(
-    host: State<'_, EngineHost>,
-    status: Option<DraftStatus>,
-) -> Result<Vec<DraftView>, CommandError> {
-    Ok(host.engine()?.drafts(status).await?)
+    engine: State<'_, EngineLink>,
+    status: Option<String>,
+) -> Result<Value, CommandError> {
+    let path = with_status("/v1/drafts", status.as_deref());
+    Ok(engine.get_list(&path, "drafts").await?)
 }
 
-/// One draft with its diff, findings and evaluation (`GET /v1/drafts/{id}`).
+/// One draft with its diff, findings and evaluation: `GET /v1/drafts/{id}`.
 #[tauri::command]
-pub async fn get_draft(host: State<'_, EngineHost>, id: String) -> Result<DraftView, CommandError> {
-    Ok(host.engine()?.draft(&id).await?)
+pub async fn get_draft(engine: State<'_, EngineLink>, id: String) -> Result<Value, CommandError> {
+    Ok(engine.get(&format!("/v1/drafts/{}", segment(&id)?)).await?)
 }
 
-/// Writes the draft's skill into the skills directory: the person clicked *Approve*
-/// (`POST /v1/drafts/{id}/approve`). Refused with `approval_refused` and the reason.
+/// Writes the draft's skill into the skills directory, the person having clicked *Approve*:
+/// `POST /v1/drafts/{id}/approve` with `{}`.
 #[tauri::command]
 pub async fn approve_draft(
-    host: State<'_, EngineHost>,
+    engine: State<'_, EngineLink>,
     id: String,
-) -> Result<DraftView, CommandError> {
-    Ok(host.engine()?.approve_draft(&id).await?)
+) -> Result<Value, CommandError> {
+    let path = format!("/v1/drafts/{}/approve", segment(&id)?);
+    Ok(engine.post(&path, json!({})).await?)
 }
 
-/// Rejects the draft with the person's reason (`POST /v1/drafts/{id}/reject`).
+/// Rejects the draft with the person's reason: `POST /v1/drafts/{id}/reject`.
 #[tauri::command]
 pub async fn reject_draft(
-    host: State<'_, EngineHost>,
+    engine: State<'_, EngineLink>,
     id: String,
     reason: String,
-) -> Result<DraftView, CommandError> {
-    Ok(host.engine()?.reject_draft(&id, &reason).await?)
+) -> Result<Value, CommandError> {
+    let path = format!("/v1/drafts/{}/reject", segment(&id)?);
+    Ok(engine.post(&path, json!({ "reason": reason })).await?)
 }
 
-/// Replaces the draft's SKILL.md with the person's edit, which the engine checks again
-/// (`POST /v1/drafts/{id}/edit`). The UI sends `skillMd`; Tauri maps it to `skill_md`.
+/// Replaces the draft's SKILL.md with the person's edit, which the engine checks again:
+/// `POST /v1/drafts/{id}/edit`. The UI sends `skillMd`; Tauri maps it to `skill_md`.
 #[tauri::command]
 pub async fn edit_draft(
-    host: State<'_, EngineHost>,
+    engine: State<'_, EngineLink>,
     id: String,
     skill_md: String,
-) -> Result<DraftView, CommandError> {
-    Ok(host.engine()?.edit_draft(&id, &skill_md).await?)
+) -> Result<Value, CommandError> {
+    let path = format!("/v1/drafts/{}/edit", segment(&id)?);
+    Ok(engine.post(&path, json!({ "skill_md": skill_md })).await?)
 }
 
-/// Dismisses the draft's safety finding number `index` with the person's reason
-/// (`POST /v1/drafts/{id}/findings/{n}/dismiss`).
+/// Dismisses the draft's safety finding number `index` with the person's reason:
+/// `POST /v1/drafts/{id}/findings/{index}/dismiss`.
 #[tauri::command]
 pub async fn dismiss_finding(
-    host: State<'_, EngineHost>,
+    engine: State<'_, EngineLink>,
     id: String,
-    index: usize,
+    index: u32,
     reason: String,
-) -> Result<DraftView, CommandError> {
-    Ok(host.engine()?.dismiss_finding(&id, index, &reason).await?)
+) -> Result<Value, CommandError> {
+    let path = format!("/v1/drafts/{}/findings/{index}/dismiss", segment(&id)?);
+    Ok(engine.post(&path, json!({ "reason": reason })).await?)
 }

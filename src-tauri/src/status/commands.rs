@@ -1,14 +1,22 @@
-//! Commands of the "status" domain. Each only delegates; see `COMMAND_NAMES`.
+//! Commands of the "status" domain; see `COMMAND_NAMES`.
 
-use lull::Status;
+use serde_json::Value;
 use tauri::State;
 
 use crate::error::CommandError;
-use crate::host::EngineHost;
+use crate::events::{HostCell, HostState};
+use crate::link::EngineLink;
 
-/// What the engine is doing now (`GET /v1/status`). Fails with `engine_starting` or
-/// `engine_unavailable` (the message says why) while no engine runs.
+/// What the engine is doing now: `GET /v1/status`. Fails with `engine_unavailable` (the
+/// message says why) while no engine runs.
 #[tauri::command]
-pub async fn engine_status(host: State<'_, EngineHost>) -> Result<Status, CommandError> {
-    Ok(host.engine()?.status().await?)
+pub async fn engine_status(engine: State<'_, EngineLink>) -> Result<Value, CommandError> {
+    Ok(engine.get("/v1/status").await?)
+}
+
+/// Whether the window reaches the engine now, as the last `engine-host` event said: the UI
+/// asks once it listens, so it knows the state even when it missed that event.
+#[tauri::command]
+pub fn host_state(host: State<'_, HostCell>) -> HostState {
+    host.get()
 }

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 
 const invoke = vi.fn();
+const listen = vi.fn();
 vi.mock("@tauri-apps/api/core", () => ({ invoke: (...args: unknown[]) => invoke(...args), isTauri: () => true }));
+vi.mock("@tauri-apps/api/event", () => ({ listen: (...args: unknown[]) => listen(...args) }));
 
 const { tauriBackend } = await import("./backend");
 
@@ -69,5 +71,49 @@ describe("tauriBackend, jobs", () => {
       code: "checkpoint_chain_broken",
       message: "round 2's checkpoint does not match its digest",
     });
+  });
+});
+
+describe("tauriBackend, the window's own", () => {
+  beforeEach(() => {
+    invoke.mockReset();
+    listen.mockReset();
+  });
+
+  it("reads and writes the login item", async () => {
+    invoke.mockResolvedValue(true);
+    expect(await tauriBackend.getAutostart()).toBe(true);
+    await tauriBackend.setAutostart(false);
+    expect(invoke.mock.calls).toEqual([
+      ["get_autostart", undefined],
+      ["set_autostart", { enabled: false }],
+    ]);
+  });
+
+  it("asks for the host state once it listens, so a state sent before is not missed", async () => {
+    const order: string[] = [];
+    listen.mockImplementation(async (name: string) => {
+      order.push(`listen ${name}`);
+      return () => order.push(`unlisten ${name}`);
+    });
+    invoke.mockImplementation(async (command: string) => {
+      order.push(command);
+      return { state: "failed", message: "the port is taken" };
+    });
+    const onHostChange = vi.fn();
+    const stop = await tauriBackend.subscribe({ onEngineEvent: vi.fn(), onHostChange, onNavigate: vi.fn() });
+    expect(order).toEqual(["listen engine-event", "listen engine-host", "listen navigate", "host_state"]);
+    expect(onHostChange).toHaveBeenCalledWith({ state: "failed", message: "the port is taken" });
+    stop();
+    expect(order.filter((step) => step.startsWith("unlisten"))).toHaveLength(3);
+  });
+
+  it("still listens when the host state cannot be read", async () => {
+    listen.mockResolvedValue(() => {});
+    invoke.mockRejectedValue({ code: "internal", message: "no such command" });
+    const onHostChange = vi.fn();
+    await tauriBackend.subscribe({ onEngineEvent: vi.fn(), onHostChange, onNavigate: vi.fn() });
+    expect(listen).toHaveBeenCalledTimes(3);
+    expect(onHostChange).not.toHaveBeenCalled();
   });
 });

@@ -1,33 +1,30 @@
-// The only way the UI reaches outside itself: Tauri commands to the app that hosts the engine,
-// and the events it forwards. Views never call this directly; `App.svelte` does, through the
+// The only way the UI reaches outside itself: Tauri commands to the window's process
+// (`lull-window`), each one call of the engine's local API, and the events it forwards from the
+// engine's event stream. Views never call this directly; `App.svelte` does, through the
 // `Backend` interface, so tests pass a fake one.
 import { invoke, isTauri } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { Draft, DraftStatus } from "./drafts";
-import { ENGINE_UNAVAILABLE, toCommandError } from "./errors";
+import type { Draft } from "./drafts";
+import { ENGINE_UNAVAILABLE, toCommandError, type HostState } from "./errors";
+import type { DraftStatus, EngineEvent as StreamedEvent, ReviewStatus } from "./generated/engine";
 import type { Job, StoppingPolicy } from "./jobs";
-import type { Review, ReviewStatus } from "./reviews";
+import type { Review } from "./reviews";
 import type { Settings, SettingsPatch } from "./settings";
 import type { Status } from "./status";
 
-/** One engine event (`{"type":"review_queued",…}`), or `{"type":"lagged"}`. */
-export interface EngineEvent {
-  type: string;
-  [field: string]: unknown;
-}
+/**
+ * One engine event as the app forwards it from `GET /v1/events` (`{"type":"review_queued",…}`),
+ * or `{"type":"lagged"}` when the app fell behind and missed some: anything may have changed.
+ */
+export type EngineEvent = StreamedEvent | { type: "lagged" };
 
-/** Whether the app's engine runs (`engine-host` event). */
-export type HostState =
-  | { state: "starting" }
-  | { state: "running" }
-  | { state: "stopping" }
-  | { state: "failed"; message: string };
+export type { HostState } from "./errors";
 
 /** What the window hears from the app. */
 export interface BackendListeners {
   /** Something changed in the engine: re-read what is shown. */
   onEngineEvent(event: EngineEvent): void;
-  /** The engine started, failed or is stopping. */
+  /** The window reached the engine, or lost it; also called once with the state on subscribing. */
   onHostChange(state: HostState): void;
   /** The tray asks for a view ("drafts", "reviews"). */
   onNavigate(view: string): void;
@@ -68,11 +65,18 @@ export interface Backend {
   resumeJob(id: string): Promise<Job>;
   /** Makes the run's trained head the live one; refused (`job_not_promotable`) without an artifact. */
   promoteJob(id: string): Promise<Job>;
-  /** Starts listening; resolves to a function that stops. */
+  /** Whether the tray starts at login (the desktop's autostart entry). */
+  getAutostart(): Promise<boolean>;
+  /** Makes the tray start at login, or not; resolves to whether it does now. */
+  setAutostart(enabled: boolean): Promise<boolean>;
+  /**
+   * Starts listening, then reports the current host state once (an `engine-host` event sent
+   * before the page listened is not missed); resolves to a function that stops.
+   */
   subscribe(listeners: BackendListeners): Promise<() => void>;
 }
 
-/** Event names, as `src-tauri` emits them. */
+/** Event names, as `lull-window` (src-tauri) emits them. */
 export const ENGINE_EVENT = "engine-event";
 export const HOST_EVENT = "engine-host";
 export const NAVIGATE_EVENT = "navigate";
@@ -113,12 +117,20 @@ export const tauriBackend: Backend = {
   cancelJob: (id) => call<Job>("cancel_job", { id }),
   resumeJob: (id) => call<Job>("resume_job", { id }),
   promoteJob: (id) => call<Job>("promote_job", { id }),
+  getAutostart: () => call<boolean>("get_autostart"),
+  setAutostart: (enabled) => call<boolean>("set_autostart", { enabled }),
   async subscribe(listeners) {
     const stops: UnlistenFn[] = await Promise.all([
       listen<EngineEvent>(ENGINE_EVENT, (event) => listeners.onEngineEvent(event.payload)),
       listen<HostState>(HOST_EVENT, (event) => listeners.onHostChange(event.payload)),
       listen<string>(NAVIGATE_EVENT, (event) => listeners.onNavigate(event.payload)),
     ]);
+    // Listening first, then asking: a change in between arrives as an event too.
+    try {
+      listeners.onHostChange(await call<HostState>("host_state"));
+    } catch {
+      // No state to report; the next `engine-host` event brings it.
+    }
     return () => stops.forEach((stop) => stop());
   },
 };
@@ -144,6 +156,8 @@ export const detachedBackend: Backend = {
   cancelJob: detached,
   resumeJob: detached,
   promoteJob: detached,
+  getAutostart: detached,
+  setAutostart: detached,
   subscribe: async () => () => {},
 };
 

@@ -1,22 +1,41 @@
-// The one error shape every command returns (`{code, message}`; the local API's codes plus
-// `engine_starting` and `engine_unavailable`), and how the window reads anything thrown.
+// The one error shape every command returns (`{code, message}`, the API's error detail), with
+// the codes of the engine's one list (generated from its Rust `ErrorCode`: the local API's, the
+// client's `engine_unavailable` and the window's `engine_starting`), the window's link to the
+// engine (`HostState`), and how the window reads anything thrown.
+
+import { ERROR_CODES, type ErrorCode, type ErrorDetail } from "./generated/engine";
+
+export type { ErrorCode } from "./generated/engine";
 
 /** A command's failure, as the app sends it. */
-export interface CommandError {
-  code: string;
-  message: string;
+export type CommandError = ErrorDetail;
+
+/** The engine is not there yet, shortly after the window started (see `withHostState`). */
+export const ENGINE_STARTING = "engine_starting" satisfies ErrorCode;
+/** No engine answers (it failed to start, or stopped); the message says why. */
+export const ENGINE_UNAVAILABLE = "engine_unavailable" satisfies ErrorCode;
+
+/** Whether `code` is one of the engine's codes. */
+function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === "string" && (ERROR_CODES as readonly string[]).includes(code);
 }
 
-/** The engine is still opening its database. */
-export const ENGINE_STARTING = "engine_starting";
-/** The engine failed to start or stopped; the message says why. */
-export const ENGINE_UNAVAILABLE = "engine_unavailable";
+/** Whether the window reaches the engine (`engine-host` event, `host_state` command). */
+export type HostState =
+  | { state: "starting" }
+  | { state: "running" }
+  | { state: "failed"; message: string };
 
-/** Whatever a command rejected with, as a `CommandError`. */
+/**
+ * Whatever a command rejected with, as a `CommandError`; a code the engine does not have (a
+ * bug, or an app of another version) reads as `internal`, its message kept.
+ */
 export function toCommandError(error: unknown): CommandError {
   if (typeof error === "object" && error !== null && "code" in error && "message" in error) {
     const { code, message } = error as { code: unknown; message: unknown };
-    if (typeof code === "string" && typeof message === "string") return { code, message };
+    if (typeof code === "string" && typeof message === "string") {
+      return { code: isErrorCode(code) ? code : "internal", message };
+    }
   }
   if (error instanceof Error) return { code: "internal", message: error.message };
   return { code: "internal", message: String(error) };
@@ -36,4 +55,16 @@ export function engineLight(hasStatus: boolean, error: CommandError | null): Eng
   if (error.code === ENGINE_STARTING) return "starting";
   if (isEngineDown(error)) return "down";
   return hasStatus ? "running" : "starting";
+}
+
+/**
+ * A read's error as the person should see it, given the window's link to the engine: while
+ * the window is starting, an engine not there yet is `engine_starting`; once the link failed,
+ * its message (the tray's reason the engine did not start, when it gave one) says why.
+ */
+export function withHostState(error: CommandError | null, host: HostState | null): CommandError | null {
+  if (error === null || host === null || !isEngineDown(error)) return error;
+  if (host.state === "starting") return { code: ENGINE_STARTING, message: error.message };
+  if (host.state === "failed") return { code: ENGINE_UNAVAILABLE, message: host.message };
+  return error;
 }

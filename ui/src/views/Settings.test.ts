@@ -1,12 +1,14 @@
-import { fireEvent, render, screen } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { SettingsPatch } from "../lib/settings";
-import { SETTINGS } from "../test/fixtures";
+import { fakeBackend, SETTINGS } from "../test/fixtures";
+import { tabTo } from "../test/keyboard";
 import Settings from "./Settings.svelte";
 
 describe("Settings", () => {
   it("shows the settings in force", () => {
-    render(Settings, { settings: { ...SETTINGS, paused: true }, onchange: vi.fn() });
+    render(Settings, { settings: { ...SETTINGS, paused: true }, onchange: vi.fn(), onautostart: vi.fn() });
     expect(screen.getByRole("radio", { name: /In the lulls/ })).toBeChecked();
     expect(screen.getByRole("checkbox", { name: /Pause learning/ })).toBeChecked();
     expect(screen.getByRole("checkbox", { name: /Review finished conversations/ })).toBeChecked();
@@ -15,7 +17,7 @@ describe("Settings", () => {
 
   it("saves each change through the engine", async () => {
     const onchange = vi.fn(async (patch: SettingsPatch) => ({ ...SETTINGS, ...patch }));
-    render(Settings, { settings: SETTINGS, onchange });
+    render(Settings, { settings: SETTINGS, onchange, onautostart: vi.fn() });
     await fireEvent.click(screen.getByRole("radio", { name: /At once/ }));
     expect(onchange).toHaveBeenLastCalledWith({ defer_mode: "never" });
     await fireEvent.click(screen.getByRole("checkbox", { name: /Pause learning/ }));
@@ -27,9 +29,86 @@ describe("Settings", () => {
 
   it("puts a refused change back and says why", async () => {
     const onchange = vi.fn(() => Promise.reject({ code: "shutting_down", message: "Lull is quitting" }));
-    render(Settings, { settings: SETTINGS, onchange });
+    render(Settings, { settings: SETTINGS, onchange, onautostart: vi.fn() });
     await fireEvent.click(screen.getByRole("checkbox", { name: /Pause learning/ }));
     expect(await screen.findByText("Not saved: Lull is quitting")).toBeInTheDocument();
     expect(screen.getByRole("checkbox", { name: /Pause learning/ })).not.toBeChecked();
+  });
+
+  it("writes and removes the login item through the backend", async () => {
+    const { backend } = fakeBackend();
+    render(Settings, { settings: SETTINGS, onchange: backend.updateSettings, autostart: false, onautostart: backend.setAutostart });
+    const box = screen.getByRole("checkbox", { name: /Start at login/ });
+    expect(box).not.toBeChecked();
+    await fireEvent.click(box);
+    expect(backend.setAutostart).toHaveBeenLastCalledWith(true);
+    expect(await screen.findByText("Saved.")).toBeInTheDocument();
+    expect(box).toBeChecked();
+    await fireEvent.click(box);
+    expect(backend.setAutostart).toHaveBeenLastCalledWith(false);
+    expect(backend.updateSettings).not.toHaveBeenCalled();
+  });
+
+  it("offers Start at login even while the engine is down, and puts a refused change back", async () => {
+    const { backend } = fakeBackend({
+      setAutostart: vi.fn(() => Promise.reject({ code: "autostart_failed", message: "cannot change the login item: read-only" })),
+    });
+    render(Settings, {
+      error: { code: "engine_unavailable", message: "no Lull engine is running" },
+      onchange: backend.updateSettings,
+      autostart: false,
+      onautostart: backend.setAutostart,
+    });
+    await fireEvent.click(screen.getByRole("checkbox", { name: /Start at login/ }));
+    expect(await screen.findByText("Not saved: cannot change the login item: read-only")).toBeInTheDocument();
+    expect(screen.getByRole("checkbox", { name: /Start at login/ })).not.toBeChecked();
+  });
+
+  it("waits for the login item to be read before it can change", () => {
+    render(Settings, { settings: SETTINGS, onchange: vi.fn(), onautostart: vi.fn() });
+    expect(screen.getByRole("checkbox", { name: /Start at login/ })).toBeDisabled();
+  });
+});
+
+describe("Settings, by keyboard only", () => {
+  it("chooses with the arrow keys and switches with Space, the focus staying on the box changed", async () => {
+    const user = userEvent.setup();
+    const onchange = vi.fn(async (patch: SettingsPatch) => ({ ...SETTINGS, ...patch }));
+    render(Settings, { settings: SETTINGS, onchange, onautostart: vi.fn() });
+    await tabTo(user, screen.getByRole("radio", { name: /In the lulls/ }));
+    await user.keyboard("{ArrowDown}");
+    expect(onchange).toHaveBeenLastCalledWith({ defer_mode: "never" });
+    await screen.findByText("Saved.");
+    expect(screen.getByRole("radio", { name: /At once/ })).toHaveFocus();
+
+    await tabTo(user, screen.getByRole("checkbox", { name: /Pause learning/ }));
+    await user.keyboard(" ");
+    expect(onchange).toHaveBeenLastCalledWith({ paused: true });
+    await waitFor(() => expect(screen.getByRole("checkbox", { name: /Pause learning/ })).toHaveFocus());
+  });
+
+  it("keeps the focus on a refused box, though the boxes are drawn again", async () => {
+    const user = userEvent.setup();
+    const onchange = vi.fn(() => Promise.reject({ code: "shutting_down", message: "Lull is quitting" }));
+    render(Settings, { settings: SETTINGS, onchange, onautostart: vi.fn() });
+    const pause = screen.getByRole("checkbox", { name: /Pause learning/ });
+    await tabTo(user, pause);
+    await user.keyboard(" ");
+    expect(await screen.findByText("Not saved: Lull is quitting")).toBeInTheDocument();
+    const redrawn = screen.getByRole("checkbox", { name: /Pause learning/ });
+    expect(redrawn).not.toBe(pause);
+    expect(redrawn).not.toBeChecked();
+    expect(redrawn).toHaveFocus();
+  });
+
+  it("switches Start at login with Space, the focus staying on its box", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(Settings, { settings: SETTINGS, onchange: backend.updateSettings, autostart: false, onautostart: backend.setAutostart });
+    await tabTo(user, screen.getByRole("checkbox", { name: /Start at login/ }));
+    await user.keyboard(" ");
+    expect(backend.setAutostart).toHaveBeenLastCalledWith(true);
+    await screen.findByText("Saved.");
+    await waitFor(() => expect(screen.getByRole("checkbox", { name: /Start at login/ })).toHaveFocus());
   });
 });
