@@ -280,6 +280,26 @@ mod tests {
             .unwrap();
     }
 
+    /// Waits until `n` fake windows wrote their arguments.
+    async fn until_started(dir: &Path, n: usize) {
+        let started = || {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .filter(|entry| {
+                    let name = entry.as_ref().unwrap().file_name();
+                    name.to_string_lossy().starts_with("args.")
+                })
+                .count()
+        };
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while started() < n {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{n} windows never started"));
+    }
+
     #[test]
     fn views_are_the_uis() {
         let views = std::fs::read_to_string(
@@ -352,6 +372,8 @@ mod tests {
         launcher.open(&WindowRequest::default()).unwrap();
         launcher.open(&WindowRequest::default()).unwrap();
         until_open(&mut windows, 2).await;
+        // Each has set its SIGTERM trap once it wrote its arguments (3 windows so far).
+        until_started(dir.path(), 3).await;
         launcher.close_all().await;
         assert_eq!(*windows.borrow(), 0, "both ended and were reaped");
         let terms = std::fs::read_to_string(dir.path().join("terms")).unwrap();
