@@ -15,10 +15,11 @@ ui: deps
 types:
 	LULL_WRITE_TYPES=1 $(CARGO) test -p lull --test ts_types
 
-## Starts the tray app; with no display, the headless engine (`lull serve`).
+## Starts the tray app (which starts its window, a process of its own); with no display, the
+## headless engine (`lull serve`).
 run: ui
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
-		$(CARGO) run --release -p lull-desktop; \
+		$(CARGO) build --release -p lull-window && $(CARGO) run --release -p lull-desktop; \
 	else \
 		echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset): starting the headless engine, lull serve"; \
 		$(CARGO) run --release -p lull -- serve; \
@@ -51,8 +52,8 @@ test-python:
 	python3 -m unittest discover -s integrations/python
 
 test-desktop: ui
-	$(CARGO) build -p lull-desktop -p lull
-	src-tauri/scripts/smoke.sh
+	$(CARGO) build -p lull-desktop -p lull-window -p lull
+	desktop/scripts/smoke.sh
 
 ## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.
 screenshots: ui

@@ -6,12 +6,13 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1mbootstrap:\033[0m %s\n' "$*" >&2; }
 
-# Debian packages: WebKitGTK and friends for the Tauri shell; Xvfb, D-Bus and X11 tools for the
-# desktop smoke test and screenshots; cmake for building llama-server from source.
+# Debian packages: WebKitGTK and friends for the Tauri window; Xvfb, D-Bus and X11 tools for the
+# desktop smoke test and screenshots, and python3-dbus + python3-gi for its notification recorder;
+# cmake for building llama-server from source.
 APT_PACKAGES=(
   build-essential pkg-config cmake curl file
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
-  xvfb xauth x11-utils dbus libglib2.0-bin imagemagick
+  xvfb xauth x11-utils dbus libglib2.0-bin imagemagick python3-dbus python3-gi
 )
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

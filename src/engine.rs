@@ -28,7 +28,7 @@ use crate::learning::{Activity, Dispatcher, RetryPolicy, Targets};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
 use crate::reviews::{queue, Decision, NewReview, Review, ReviewQueue, ReviewStatus};
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
-use crate::server::{MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
+use crate::server::{InterestGuard, MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
 use crate::skills::SkillsIndex;
 use crate::store::{now_ms, Store, StoreError};
@@ -415,6 +415,15 @@ impl Engine {
         Ok(next)
     }
 
+    /// Keeps the managed server's reading fresh while the guard lives: the server monitor polls
+    /// (every [`crate::server::INTEREST_POLL_INTERVAL`]) and publishes each change as a
+    /// `server_changed` event, so a window that shows busy slots and model states stays current.
+    /// Hold it only while someone looks (the desktop holds it while a window is open); with no
+    /// guard alive nothing polls.
+    pub fn server_interest(&self) -> InterestGuard {
+        self.inner.server.interest()
+    }
+
     /// A snapshot of what the engine is doing; reads the managed server (through its cache).
     pub async fn status(&self) -> Result<Status, EngineError> {
         let settings = self.settings();
@@ -725,5 +734,50 @@ async fn forward_server_changes(
             }
             _ = shutdown.changed() => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::BuiltInEmbedderOnly;
+
+    #[tokio::test]
+    async fn the_monitors_interest_count_follows_the_engines_guards() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.server.state_file = dir.path().join("no-supervisor/server.json");
+        let paths = Paths {
+            data_dir: dir.path().join("data"),
+            config_file: dir.path().join("config.toml"),
+        };
+        let monitor = Arc::new(
+            ServerMonitor::start(MonitorConfig::new(config.state_file()))
+                .await
+                .unwrap(),
+        );
+        let seams = Seams {
+            server: monitor.clone(),
+            server_changes: Some(monitor.subscribe()),
+            llm: Arc::new(HttpLlmClient::default()),
+            store: None,
+            embedders: Arc::new(BuiltInEmbedderOnly),
+            clock: None,
+        };
+        let engine = Engine::open_with(config, paths, seams).await.unwrap();
+        assert_eq!(monitor.n_interested(), 0, "nobody looks yet");
+
+        let window = engine.server_interest();
+        let second_window = engine.server_interest();
+        assert_eq!(monitor.n_interested(), 2);
+        drop(window);
+        assert_eq!(monitor.n_interested(), 1);
+        drop(second_window);
+        assert_eq!(
+            monitor.n_interested(),
+            0,
+            "the last guard gone, polling stops"
+        );
+        engine.shutdown().await;
     }
 }

@@ -15,9 +15,9 @@
 # live turn ("paused: your agent is busy").
 #
 # Usage: src-tauri/scripts/screenshots.sh [OUT_DIR]   (default docs/screenshots)
-# Builds what it needs first (`$CARGO build -p lull-desktop -p lull-stand-in`, CARGO defaulting
-# to cargo; the UI must be built: `npm --prefix ui run build`). Needs what smoke.sh needs, plus
-# imagemagick.
+# Builds what it needs first (`$CARGO build -p lull-desktop -p lull-window -p lull-stand-in`,
+# CARGO defaulting to cargo; the UI must be built: `npm --prefix ui run build`). Needs what
+# desktop/scripts/smoke.sh needs.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -31,8 +31,8 @@ case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 BIN="$TARGET_DIR/debug/lull-desktop"
 STAND_IN="$TARGET_DIR/debug/lull-stand-in"
 
-# shellcheck source=lib.sh
-source "$HERE/lib.sh"
+# shellcheck source=../../desktop/scripts/lib.sh
+source "$ROOT/desktop/scripts/lib.sh"
 RENDER_SETTLE_S=2   # after a view change, for the engine's answer and the paint
 NAV_X=98            # the navigation column's middle, in window pixels
 NAV_JOBS_Y=200      # the Jobs button (the fourth) in a 900x640 window
@@ -53,7 +53,7 @@ WHEEL_X=210         # a point of the view's margin, where the wheel scrolls the 
 WHEEL_Y=400         # a box inside it, which WebKit under Xvfb then repaints badly)
 
 require_tools Xvfb xwininfo dbus-daemon gdbus python3 curl import
-(cd "$ROOT" && ${CARGO:-cargo} build -q -p lull-desktop -p lull-stand-in)
+(cd "$ROOT" && ${CARGO:-cargo} build -q -p lull-desktop -p lull-window -p lull-stand-in)
 mkdir -p "$OUT"
 
 trap desktop_session_stop EXIT

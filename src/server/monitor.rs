@@ -132,6 +132,17 @@ pub struct InterestGuard {
     changed: Arc<Notify>,
 }
 
+impl InterestGuard {
+    /// A guard no monitor counts: the interest of a probe that publishes nothing.
+    pub(super) fn uncounted() -> InterestGuard {
+        let count = Arc::new(AtomicUsize::new(1));
+        InterestGuard {
+            count,
+            changed: Arc::new(Notify::new()),
+        }
+    }
+}
+
 impl Drop for InterestGuard {
     fn drop(&mut self) {
         self.count.fetch_sub(1, Ordering::SeqCst);
@@ -231,6 +242,10 @@ impl ServerMonitor {
 impl ServerProbe for ServerMonitor {
     fn read(&self) -> ReadingFuture<'_> {
         Box::pin(self.shared.read())
+    }
+
+    fn interest(&self) -> InterestGuard {
+        ServerMonitor::interest(self)
     }
 }
 

@@ -24,6 +24,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::launch::{sleep_mode, SleepMode};
+use super::monitor::InterestGuard;
 use super::reading::{ModelReading, ModelStatus, ServerMode, ServerReading, ServerState};
 use super::state_file::{read_state_file, StateFileReading, StateFileRecord};
 use super::ServerError;
@@ -69,11 +70,24 @@ pub type ReadingFuture<'a> = Pin<Box<dyn Future<Output = ServerReading> + Send +
 pub trait ServerProbe: Send + Sync {
     /// The current reading; may do HTTP, bounded by the probe's timeouts; never fails.
     fn read(&self) -> ReadingFuture<'_>;
+
+    /// Keeps the published reading fresh while the guard lives (an open window watching the
+    /// server). Only [`ServerMonitor`] publishes readings; any other probe reads on demand, so
+    /// its guard is counted by no one.
+    ///
+    /// [`ServerMonitor`]: super::ServerMonitor
+    fn interest(&self) -> InterestGuard {
+        InterestGuard::uncounted()
+    }
 }
 
 impl<P: ServerProbe + ?Sized> ServerProbe for Arc<P> {
     fn read(&self) -> ReadingFuture<'_> {
         (**self).read()
+    }
+
+    fn interest(&self) -> InterestGuard {
+        (**self).interest()
     }
 }
 

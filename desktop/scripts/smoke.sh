@@ -1,26 +1,35 @@
 #!/usr/bin/env bash
 # Smoke test of the desktop app, the way a person uses it, on a private Xvfb display and a
-# private D-Bus session (so it neither needs nor touches a real desktop):
+# private D-Bus session with a notification recorder (so it neither needs nor touches a real
+# desktop). Two processes: `lull-desktop` lives in the tray and hosts the engine; it starts
+# `lull-window` (found next to it, or at $LULL_WINDOW_BIN) for the window.
 #
-#   1. the app starts, opens its 900x640 "Lull" window and hosts the engine's local API
-#   2. closing the window destroys it (no web process left) and the app keeps running
+#   1. the app starts, opens its 900x640 "Lull" window (a lull-window process) and hosts the
+#      engine's local API
+#   2. closing the window ends the window process (no web process left) and the tray keeps running
 #   3. the tray menu (driven over D-Bus, as a panel would) holds the items of DESIGN §1, with
 #      counts from the engine; the drafts item opens the window; "Pause learning" pauses the
-#      engine and its check follows
+#      engine, its check follows, and the tray icon (its IconPixmap) turns paused and back
 #   4. a review submitted through the API shows in "Queue: N deferred reviews" (an engine event,
 #      not a poll), and that item opens the window
 #   5. a second launch hands over to the first instance and exits 0
 #   6. "Quit" stops the engine cleanly (api.json removed) and ends the app with exit code 0
-#   7. with the API port taken, the app still starts and its tray says the engine is not running
+#   7. with the API port taken, the app still starts, its tray says the engine is not running,
+#      and exactly one notification says so
+#   8. with `lull serve` on the data folder, the tray's engine refuses it and lull serve serves on
 #
-# Usage: src-tauri/scripts/smoke.sh [--screenshot OUT.png] [PATH/TO/lull-desktop]
+# Usage: desktop/scripts/smoke.sh [--screenshot OUT.png] [PATH/TO/lull-desktop]
 #   --screenshot  also saves a PNG of the window, taken once it has rendered (needs `import`).
-# Needs (Debian): xvfb, x11-utils, dbus-daemon, libglib2.0-bin, python3, curl; imagemagick for
-# --screenshot. Prints "smoke: N passed, N failed" and exits non-zero on any failure.
+# The binaries default to $CARGO_TARGET_DIR (else target/)/debug/{lull-desktop,lull-window,lull};
+# LULL_WINDOW_BIN and LULL_BIN point elsewhere.
+# Needs what lib.sh needs. Prints "smoke: N passed, N failed" and exits non-zero on any failure.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BIN="$HERE/../../target/debug/lull-desktop"
+ROOT=$(cd "$HERE/../.." && pwd)
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+BIN="$TARGET_DIR/debug/lull-desktop"
 SCREENSHOT=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -35,9 +44,13 @@ WAIT_RENDER_S=30    # for the page to paint, before a screenshot
 RENDER_SETTLE_S=1   # once it painted, for fonts and late layout
 MIN_COLOURS=64      # a painted page has text and the mark; a blank one a handful of colours
 
-require_tools Xvfb xwininfo dbus-daemon gdbus python3 curl
+require_tools Xvfb xwininfo dbus-daemon gdbus python3 curl convert "$SYSTEM_PYTHON"
 [ -z "$SCREENSHOT" ] || require_tools import
 [ -x "$BIN" ] || { echo "smoke: $BIN not built: run cargo build -p lull-desktop" >&2; exit 1; }
+LULL_BIN=${LULL_BIN:-"$(dirname "$BIN")/lull"}
+[ -x "$LULL_BIN" ] || { echo "smoke: $LULL_BIN not built: run cargo build -p lull" >&2; exit 1; }
+WINDOW_BIN=${LULL_WINDOW_BIN:-"$(dirname "$BIN")/lull-window"}
+[ -x "$WINDOW_BIN" ] || echo "smoke: $WINDOW_BIN not built (cargo build -p lull-window): the window checks will fail" >&2
 case "$SCREENSHOT" in ""|/*) ;; *) SCREENSHOT="$PWD/$SCREENSHOT" ;; esac
 
 trap desktop_session_stop EXIT
@@ -54,7 +67,7 @@ start_app
 
 check "the app starts and opens its window" wait_until "$WAIT_WINDOW_S" has_window
 WINDOW=$(main_window)
-check "the window is 900x640" [ "$(window_size "${WINDOW:-0x0}")" = "900x640" ]
+check "the window is 900x640" [ "$(window_size "$WINDOW")" = "900x640" ]
 check "the engine's local API answers (api.json, /v1/health)" wait_until "$WAIT_CHANGE_S" api_ready
 # The window maps before the page paints: shoot until the picture is more than a blank fill.
 rendered() {
@@ -69,8 +82,9 @@ if [ -n "$SCREENSHOT" ] && [ -n "$WINDOW" ]; then
     fi
 fi
 
-python3 "$HERE/x11_close.py" "${WINDOW:-0x0}"
+[ -z "$WINDOW" ] || python3 "$HERE/x11_close.py" "$WINDOW"
 check "closing the window destroys it" wait_until "$WAIT_CHANGE_S" no_window
+check "the window process exited" wait_until "$WAIT_CHANGE_S" no_window_process
 check "no web process is left after the close" wait_until "$WAIT_CHANGE_S" no_web_process
 check "the app keeps running with no window" app_alive
 
@@ -79,9 +93,11 @@ check "the tray menu holds Open Lull and Quit" wait_until "$WAIT_CHANGE_S" tray_
 check "the tray menu counts the deferred reviews" \
     wait_until "$WAIT_CHANGE_S" menu_has "Queue: 0 deferred reviews"
 check "… and the drafts waiting for review" menu_has "0 drafts waiting for review…"
+check "the tray icon looks idle" wait_until "$WAIT_CHANGE_S" tray_look_is idle
 click_menu "0 drafts waiting for review…" || true
 check "the drafts item opens the window" wait_until "$WAIT_WINDOW_S" has_window
-python3 "$HERE/x11_close.py" "$(main_window)"
+WINDOW=$(main_window)
+[ -z "$WINDOW" ] || python3 "$HERE/x11_close.py" "$WINDOW"
 check "… which closes again" wait_until "$WAIT_CHANGE_S" no_window
 check "Defer learning until idle is a check item, checked (defer mode auto)" \
     menu_check_is "Defer learning until idle" 1
@@ -91,6 +107,11 @@ click_menu "Pause learning" || true
 paused_in_engine() { api GET /v1/settings | grep -q '"paused":true'; }
 check "Pause learning pauses the engine" wait_until "$WAIT_CHANGE_S" paused_in_engine
 check "… and its check follows" wait_until "$WAIT_CHANGE_S" menu_check_is "Pause learning" 1
+check "… and the tray icon looks paused" wait_until "$WAIT_CHANGE_S" tray_look_is paused
+click_menu "Pause learning" || true
+resumed_in_engine() { api GET /v1/settings | grep -q '"paused":false'; }
+check "Pause learning again resumes the engine" wait_until "$WAIT_CHANGE_S" resumed_in_engine
+check "… and the tray icon looks idle again" wait_until "$WAIT_CHANGE_S" tray_look_is idle
 
 api POST /v1/reviews '{"session_key":"smoke","messages":[{"role":"user","content":"hi"}]}' >/dev/null || true
 check "a submitted review shows in the queue item" \
@@ -99,7 +120,9 @@ click_menu "Queue: 1 deferred review" || true
 check "the queue item opens the window" wait_until "$WAIT_CHANGE_S" has_window
 
 check "a second launch hands over and exits 0" timeout "$WAIT_WINDOW_S" "$BIN"
-check "the first instance still runs, with one window" sh -c "kill -0 $APP_PID && [ \"\$(xwininfo -root -tree | grep -c '\"Lull\": (\"lull-desktop\"')\" = 1 ]"
+# The tray starts another lull-window for the request, which hands it to the open one and exits.
+one_window_left() { app_alive && [ "$(window_count)" = 1 ] && [ "$(pgrep -c -P "$APP_PID")" = 1 ]; }
+check "the first instance still runs, with one window" wait_until "$WAIT_CHANGE_S" one_window_left
 
 click_menu "Quit" || true
 check "Quit ends the app" wait_until "$WAIT_CHANGE_S" app_gone
@@ -107,21 +130,27 @@ APP_STATUS=0; wait "$APP_PID" || APP_STATUS=$?
 APP_PID=""
 check "the app exits with code 0" [ "$APP_STATUS" = 0 ]
 check "Quit stopped the engine cleanly (api.json removed)" [ ! -e "$DATA_DIR/api.json" ]
+check "… and closed its window" wait_until "$WAIT_CHANGE_S" no_window
+check "… and took its single-instance socket away" [ ! -e "$DATA_DIR/desktop.sock" ]
 
 # A port someone else holds: the engine cannot serve its API, and the app says so.
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(600)' >"$WORK/port" &
 EXTRA_PIDS+=($!)
 wait_until 5 test -s "$WORK/port"
+NOTES_BEFORE=$(notes_count)
 LULL_API_LISTEN="127.0.0.1:$(cat "$WORK/port")" start_app --hidden
 check "with the API port taken the app keeps running" wait_until "$WAIT_CHANGE_S" menu_has "Learning engine not running: see why…"
 check "… and shows no window until asked (--hidden)" no_window
+sleep 2  # a second notification, if there were one, would have come by now
+check "… and one notification says the engine is not running" \
+    [ "$(notes_since "$NOTES_BEFORE")" = "Lull: Lull's learning engine is not running" ]
 click_menu "Quit" || true
 check "… and still quits" wait_until "$WAIT_CHANGE_S" app_gone
 APP_PID=""
 
 # A headless engine already serves the data folder: the app's engine refuses it (one engine per
 # data folder, the same OS lock as `lull serve`), and the headless one keeps serving.
-"$HERE/../../target/debug/lull" serve >>"$WORK/serve.log" 2>&1 &
+"$LULL_BIN" serve >>"$WORK/serve.log" 2>&1 &
 SERVE_PID=$!
 EXTRA_PIDS+=("$SERVE_PID")
 wait_until "$WAIT_WINDOW_S" api_ready
