@@ -20,12 +20,12 @@ describe("Reviews", () => {
       ["agent-3", "Failed", "2 h", "33 failed", "the model's answer is not the expected JSON"],
       ["agent-1", "Done", "30 s", "1", "—"],
     ]);
-    expect(screen.getAllByRole("button", { name: /now$/ })).toHaveLength(1);
+    expect(screen.getAllByRole("button", { name: /^Run now/ })).toHaveLength(1);
   });
 
   it("runs a queued review now", async () => {
     const { onrunnow } = setup();
-    await fireEvent.click(screen.getByRole("button", { name: "Run review of agent-7 now" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Run now: review of agent-7" }));
     expect(onrunnow).toHaveBeenCalledWith("r-queued");
   });
 
@@ -39,7 +39,7 @@ describe("Reviews", () => {
 
   it("shows the engine's refusal", async () => {
     setup({ onrunnow: () => Promise.reject({ code: "conflict", message: "review r-queued is running, not queued" }) });
-    await fireEvent.click(screen.getByRole("button", { name: "Run review of agent-7 now" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Run now: review of agent-7" }));
     expect(await screen.findByRole("alert")).toHaveTextContent("review r-queued is running, not queued");
   });
 
