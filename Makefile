@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop lint screenshots
+.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop test-e2e lint screenshots
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -19,9 +19,9 @@ run: ui
 		$(CARGO) run --release -p lull -- serve; \
 	fi
 
-## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client
-## and the desktop app driven under Xvfb.
-test: ui lint test-rust test-ui test-python test-desktop
+## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client,
+## the desktop app driven under Xvfb, and every click in its window (WebDriver).
+test: ui lint test-rust test-ui test-python test-desktop test-e2e
 
 lint:
 	$(CARGO) fmt --all --check
@@ -49,9 +49,19 @@ test-desktop: ui
 	$(CARGO) build -p lull-desktop -p lull
 	src-tauri/scripts/smoke.sh
 
-## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.
+## The window's end-to-end tests: each click a person makes in the real app (WebDriver through
+## tauri-driver and WebKitWebDriver, under Xvfb), checked in the engine; a screenshot and an
+## axe-core check of every view on the way (target/e2e-screenshots). One test:
+## `scripts/e2e/run.sh -t 'a draft'` after this target's build.
+test-e2e: ui
+	$(CARGO) build --workspace --bins
+	scripts/e2e/run.sh
+
+## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in
+## docs/screenshots: the end-to-end run, shooting there.
 screenshots: ui
-	src-tauri/scripts/screenshots.sh docs/screenshots
+	$(CARGO) build --workspace --bins
+	scripts/e2e/run.sh --screenshots docs/screenshots
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps

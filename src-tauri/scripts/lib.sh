@@ -1,5 +1,6 @@
-# Shared by smoke.sh and screenshots.sh: a private X display and D-Bus session, a private home,
-# the app's window, its tray menu (over D-Bus, as a panel drives it) and its local API.
+# Shared by smoke.sh and the window's end-to-end tests (scripts/e2e/run.sh): a private X display
+# and D-Bus session, a private home, the app's window, its tray menu (over D-Bus, as a panel
+# drives it) and its local API.
 # Source it after setting BIN; call `desktop_session_start` first. Everything it starts is
 # stopped by `desktop_session_stop`, which the sourcing script runs on EXIT.
 #

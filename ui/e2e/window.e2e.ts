@@ -17,7 +17,7 @@ import type { Settings } from "../src/lib/settings";
 import type { Status } from "../src/lib/status";
 import { alive, api, engineAnswering, eventually, folderDigest, personTyping } from "./support/engine";
 import { e2e } from "./support/env";
-import { look, shoot } from "./support/look";
+import { axeFindings, look, shoot } from "./support/look";
 import { BISECT_AND_SSH, CHANGELOG, conversation, routeAndReport, writeSkills } from "./support/story";
 import {
   closeLikeAPerson,
@@ -30,9 +30,26 @@ import {
 } from "./support/window";
 
 const SKILLS_DIR = join(e2e.dataDir, "skills");
+/** Every shot the tests below take, each one checked by axe-core when it is taken. */
+const VIEWS_LOOKED_AT = [
+  "reviews",
+  "overview",
+  "drafts",
+  "drafts-evaluation",
+  "drafts-approved",
+  "drafts-blocked",
+  "jobs-running",
+  "jobs",
+  "jobs-receipts",
+  "jobs-promoted",
+  "routing",
+  "settings",
+];
 
 let browser: Browser;
 let enginePid: number;
+/** Until the last test closes it: a failed test after that has no window to shoot. */
+let windowOpen = false;
 
 async function status(): Promise<Status> {
   return api<Status>("GET", "/v1/status");
@@ -83,7 +100,10 @@ async function liveTurn(sessionKey: string): Promise<() => Promise<void>> {
 
 beforeAll(async () => {
   browser = await openWindow();
+  windowOpen = true;
   enginePid = (await engineAnswering()).pid;
+  // Found now, before notifications add connections that never answer a menu request.
+  await eventually("the tray menu is exported", () => trayMenu(enginePid).length > 0);
 
   // Routing's skills and outcomes first: their embeddings go to the stand-in, and nothing should
   // look like another client while the drafts below stream their scripted replies.
@@ -115,13 +135,20 @@ beforeAll(async () => {
 
 afterEach(async (context) => {
   // A failed test leaves a picture of what the window showed.
-  if (context.task.result?.state === "fail" && browser) {
+  if (context.task.result?.state === "fail" && windowOpen) {
     await shoot(browser, `failed-${context.task.name.replace(/[^a-z0-9]+/gi, "-")}`).catch(() => undefined);
   }
 });
 
 afterAll(async () => {
   await browser?.deleteSession().catch(() => undefined);
+  // Before the split the window's process hosts the engine and outlives its window, as a tray
+  // app does: end it, as Quit would, so the next file's app is not handed over to it (one
+  // instance). After the split the tray process is the harness's.
+  if (!e2e.split && enginePid && alive(enginePid)) {
+    process.kill(enginePid, "SIGTERM");
+    await eventually("the app ends", () => !alive(enginePid));
+  }
 });
 
 describe("Reviews", () => {
@@ -350,8 +377,18 @@ describe("Closing the window", () => {
   it("leaves the process that hosts the engine running and its API answering", async () => {
     expect(lullWindows()).toHaveLength(1);
     closeLikeAPerson();
+    windowOpen = false;
     await eventually("the window is gone", () => lullWindows().length === 0);
     expect(alive(enginePid)).toBe(true);
     expect((await status()).server.state).toBe("ready");
+  });
+});
+
+describe("Accessibility: axe-core in the real WebKit, colour contrast included", () => {
+  it.for(VIEWS_LOOKED_AT)("finds nothing serious or critical on %s", (name, context) => {
+    const found = axeFindings.get(name);
+    // A test filtered out with -t did not look at its view.
+    if (found === undefined) context.skip();
+    expect(found).toEqual([]);
   });
 });

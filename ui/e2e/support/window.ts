@@ -19,7 +19,9 @@ export async function openWindow(dataDir = e2e.dataDir): Promise<Browser> {
     hostname: "127.0.0.1",
     port: e2e.driverPort,
     logLevel: "warn",
+    // A session that does not start in time will not start on a retry (the app did not come up).
     connectionRetryTimeout: 90_000,
+    connectionRetryCount: 0,
     capabilities: {
       // tauri-driver and WebKitWebDriver speak classic WebDriver only (no BiDi).
       "wdio:enforceWebDriverClassic": true,
@@ -64,20 +66,33 @@ export interface TrayItem {
   check: string;
 }
 
+/** The D-Bus connection that exports the menu, per engine pid, once found. */
+const menuOwners = new Map<number, string>();
+
 /**
  * The tray menu as a panel reads it: the com.canonical.dbusmenu layout exported by the process
  * that hosts the engine (the pid in api.json; the tray process after the split, the combined
- * app before it), read through the desktop smoke's lib.sh helpers.
+ * app before it), through the desktop smoke's lib.sh helpers. lib.sh's `find_menu` asks every
+ * connection of that pid, and one that never answers (a notification's, say) costs gdbus's 25 s
+ * timeout; so the menu's owner, once found, is asked directly.
  */
 export function trayMenu(enginePid: number): TrayItem[] {
-  const script = 'source "$1/lib.sh"; WORK=$2; APP_PID=$3; find_menu && menu_items';
+  const script = `source "$1/lib.sh"; WORK=$2; APP_PID=$3; MENU_OWNER=$4
+    if [ -z "$MENU_OWNER" ] || ! gdbus call --session --timeout 5 --dest "$MENU_OWNER" --object-path "$MENU_PATH" \
+        --method com.canonical.dbusmenu.GetLayout -- 0 -1 "['label', 'toggle-state', 'enabled']" >"$WORK/menu" 2>/dev/null; then
+      find_menu || { echo "no tray menu exported by pid $APP_PID" >&2; exit 1; }
+    fi
+    echo "$MENU_OWNER"
+    menu_items`;
+  const work = mkdtempSync(join(e2e.work, "menu-"));
   const output = execFileSync(
     "bash",
-    ["-c", script, "tray-menu", e2e.desktopScripts, mkdtempSync(join(e2e.work, "menu-")), String(enginePid)],
+    ["-c", script, "tray-menu", e2e.desktopScripts, work, String(enginePid), menuOwners.get(enginePid) ?? ""],
     { encoding: "utf8" },
   );
-  return output
-    .split("\n")
+  const [owner = "", ...lines] = output.split("\n");
+  menuOwners.set(enginePid, owner);
+  return lines
     .filter((line) => line.trim() !== "")
     .map((line) => {
       const [, check = "-", ...label] = line.split(" ");
