@@ -31,6 +31,7 @@ LULL_BIN="$TARGET_DIR/debug/lull"
 STAND_IN="$TARGET_DIR/debug/lull-stand-in"
 NATIVE_DRIVER=${LULL_E2E_NATIVE_DRIVER:-/usr/bin/WebKitWebDriver}
 MODEL=qwen3-8b  # the stand-in's loaded model, whose slot 0 is the person's prompt
+RUN_LIMIT_S=${LULL_E2E_LIMIT_S:-300}  # the whole test run, warm, takes under a minute
 
 SHOTS=""
 VITEST_ARGS=()
@@ -97,8 +98,9 @@ status=0
         LULL_E2E_DATA_DIR=$DATA_DIR LULL_E2E_WORK=$WORK LULL_E2E_SHOTS=$SHOTS \
         LULL_E2E_DRIVER_PORT=$DRIVER_PORT LULL_E2E_STAND_IN_PID=$STAND_IN_PID \
         LULL_E2E_DESKTOP_SCRIPTS=$DESKTOP_SCRIPTS \
-        npx vitest run --config vitest.e2e.config.ts "${VITEST_ARGS[@]}"
+        timeout --kill-after=10 "$RUN_LIMIT_S" npx vitest run --config vitest.e2e.config.ts "${VITEST_ARGS[@]}"
 ) || status=$?
+[ "$status" != 124 ] || echo "e2e: stopped after ${RUN_LIMIT_S}s (LULL_E2E_LIMIT_S)" >&2
 if [ "$status" != 0 ]; then
     for log in app tauri-driver stand-in; do
         [ -s "$WORK/$log.log" ] && { echo "--- $log.log (last 30 lines) ---"; tail -30 "$WORK/$log.log"; }

@@ -285,7 +285,8 @@ describe("Jobs", () => {
   it("starts a training run whose progress bar moves, pauses it for a live turn and cancels it", async () => {
     await showView(browser, "Jobs");
     await browser.$("button=New training run…").click();
-    await browser.$("#new-run-maxRounds").setValue("40");
+    // Enough rounds that it cannot finish before the clicks below cancel it.
+    await browser.$("#new-run-maxRounds").setValue("200");
     await browser.$("#new-run-wallClockMinutes").setValue("10");
     await browser.$("button=Start training").click();
 
@@ -301,19 +302,23 @@ describe("Jobs", () => {
       60_000,
     );
 
+    // A live turn pauses it between mini-batches; the person cancels it while it waits. (While
+    // it trains, its progress text reflows the view several times a second, and a button can
+    // move between WebDriver's finding it and its click, which then lands beside it.)
     const endTurn = await liveTurn("agent-5");
     try {
       await browser.$("p*=your agent is busy").waitForExist({ timeout: 20_000 });
       expect((await job(started.id)).paused).toBe(true);
       await look(browser, "jobs-running");
+      await button("Cancel…").click();
+      await browser.$("button=Stop the run").click();
+      await eventually("the engine says cancelled", async () => (await job(started.id)).status === "cancelled");
+      await titleLabel("Cancelled").waitForExist();
     } finally {
       await endTurn();
+      // Left running, it would reflow the view under the next test's clicks.
+      if ((await job(started.id)).status === "running") await api("POST", `/v1/jobs/${started.id}/cancel`);
     }
-
-    await button("Cancel…").click();
-    await browser.$("button=Stop the run").click();
-    await eventually("the engine says cancelled", async () => (await job(started.id)).status === "cancelled");
-    await titleLabel("Cancelled").waitForExist();
   });
 
   it("promotes a finished run, and its head goes live", async () => {

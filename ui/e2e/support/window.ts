@@ -41,6 +41,8 @@ export async function showView(browser: Browser, title: string): Promise<void> {
       await button.click();
       const heading = browser.$("main h2");
       await browser.waitUntil(async () => (await heading.getText()) === title, { timeoutMsg: `${title} did not open` });
+      // The views share one scrolling <main>, which keeps the last view's offset: start at the top.
+      await browser.execute(() => document.querySelector("main")?.scrollTo(0, 0));
       return;
     }
   }
