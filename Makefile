@@ -2,13 +2,18 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui test-rust test-ui test-python test-desktop test-e2e lint screenshots
+.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e lint screenshots
 
 deps:
 	@bash scripts/bootstrap.sh
 
 ui: deps
 	npm --prefix ui run build
+
+## The window's TypeScript types of engine data (ui/src/lib/generated/engine.ts), rendered from
+## the Rust types; tests/ts_types.rs fails when the committed file is not what they render.
+types:
+	LULL_WRITE_TYPES=1 $(CARGO) test -p lull --test ts_types
 
 ## Starts the tray app; with no display, the headless engine (`lull serve`).
 run: ui

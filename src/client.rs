@@ -6,9 +6,11 @@
 use std::time::Duration;
 
 use reqwest::Method;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::api::ApiDiscovery;
+use crate::error_code::ErrorCode;
 use crate::Paths;
 
 /// How long a CLI command waits for the engine before giving up.
@@ -38,13 +40,14 @@ pub enum ClientError {
     Refused {
         /// The HTTP status.
         status: u16,
-        /// The API's error code (`not_found`, `approval_refused`, …).
-        code: String,
+        /// The API's error code (`not_found`, `approval_refused`, …); `internal` for one this
+        /// version does not know.
+        code: ErrorCode,
         /// The API's message, for the person.
         message: String,
     },
     /// The engine answered something that is not the JSON it documents.
-    #[error("the engine's answer to {url} is not valid JSON: {detail}")]
+    #[error("the engine's answer to {url} is not what the API documents: {detail}")]
     Garbled {
         /// What was asked.
         url: String,
@@ -54,18 +57,15 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The code for a missing engine, shared with the desktop window's own errors.
-    pub const ENGINE_UNAVAILABLE: &'static str = "engine_unavailable";
-
     /// The machine-readable code: the API's for a refusal, else `engine_unavailable` (the
     /// engine is not there or went away) or `internal` (it answered garbage).
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ClientError::Refused { code, .. } => code,
+            ClientError::Refused { code, .. } => *code,
             ClientError::NotRunning(_) | ClientError::Unreachable { .. } => {
-                Self::ENGINE_UNAVAILABLE
+                ErrorCode::EngineUnavailable
             }
-            ClientError::Garbled { .. } => "internal",
+            ClientError::Garbled { .. } => ErrorCode::Internal,
         }
     }
 
@@ -158,20 +158,25 @@ impl EngineClient {
             serde_json::from_str::<Value>(&text)
         };
         if !status.is_success() {
-            let error = parsed.as_ref().ok().map(|value| &value["error"]);
-            let field = |name: &str| {
-                error
-                    .and_then(|error| error[name].as_str())
-                    .map(str::to_owned)
-            };
-            return Err(ClientError::Refused {
-                status: status.as_u16(),
-                code: field("code").unwrap_or_else(|| "internal".to_owned()),
-                message: field("message").unwrap_or(text),
-            });
+            return Err(refusal(status.as_u16(), parsed.ok().as_ref(), text));
         }
         parsed.map_err(|error| ClientError::Garbled {
             url,
+            detail: error.to_string(),
+        })
+    }
+
+    /// `GET path`, its answer read as `T`.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let answer = self.request(Method::GET, path, None).await?;
+        self.typed(path, answer)
+    }
+
+    /// An answer of `path` read as the type the API documents for it; a mismatch is
+    /// [`ClientError::Garbled`], naming the field.
+    pub fn typed<T: DeserializeOwned>(&self, path: &str, answer: Value) -> Result<T, ClientError> {
+        serde_path_to_error::deserialize(answer).map_err(|error| ClientError::Garbled {
+            url: format!("{}{path}", self.base_url),
             detail: error.to_string(),
         })
     }
@@ -195,7 +200,7 @@ impl EngineClient {
         if !status.is_success() {
             return Err(ClientError::Refused {
                 status: status.as_u16(),
-                code: "internal".to_owned(),
+                code: ErrorCode::Internal,
                 message: format!("the engine refused its event stream ({status})"),
             });
         }
@@ -203,6 +208,19 @@ impl EngineClient {
             response,
             decoder: SseDecoder::default(),
         })
+    }
+}
+
+/// An error answer as a [`ClientError::Refused`]: the API's code and message, `internal` for a
+/// code this version does not know, and the answer's text when it is not the API's error shape.
+fn refusal(status: u16, answer: Option<&Value>, text: String) -> ClientError {
+    let field = |name: &str| answer.and_then(|answer| answer["error"][name].as_str());
+    ClientError::Refused {
+        status,
+        code: field("code")
+            .and_then(ErrorCode::parse)
+            .unwrap_or(ErrorCode::Internal),
+        message: field("message").map_or(text, str::to_owned),
     }
 }
 
@@ -313,7 +331,32 @@ fn process_alive(pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{SseDecoder, SseEvent};
+    use serde_json::json;
+
+    use super::{refusal, ClientError, ErrorCode, SseDecoder, SseEvent};
+
+    #[test]
+    fn a_refusal_carries_the_apis_code_and_message_or_says_internal() {
+        let answer =
+            json!({"error": {"code": "job_not_promotable", "message": "promoted already"}});
+        let refused = refusal(409, Some(&answer), answer.to_string());
+        assert_eq!(refused.code(), ErrorCode::JobNotPromotable);
+        assert_eq!(refused.message(), "promoted already");
+
+        let newer = json!({"error": {"code": "a_code_from_later", "message": "said"}});
+        let refused = refusal(409, Some(&newer), newer.to_string());
+        assert_eq!(
+            (refused.code(), refused.message()),
+            (ErrorCode::Internal, "said".into())
+        );
+
+        let proxy = refusal(502, None, "Bad Gateway".into());
+        assert!(matches!(proxy, ClientError::Refused { status: 502, .. }));
+        assert_eq!(
+            (proxy.code(), proxy.message()),
+            (ErrorCode::Internal, "Bad Gateway".into())
+        );
+    }
 
     #[test]
     fn events_are_cut_whole_from_any_chunking_and_keep_alives_are_skipped() {

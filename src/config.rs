@@ -31,7 +31,7 @@ pub struct Config {
 }
 
 /// Whether learning bound for the managed server waits for a lull.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DeferMode {
     /// Wait for a lull (the default).

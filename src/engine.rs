@@ -7,8 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
+use ts_rs::TS;
 
 use crate::config::{Config, DeferMode, Paths};
 use crate::data_dir::{create_private_dir, DataDirLock};
@@ -17,6 +18,7 @@ use crate::drafts::kinds::{DraftWorkParts, EvaluationWork, SynthesisWork};
 use crate::drafts::picker::{DraftPicker, Pick};
 use crate::drafts::records::{self, DraftStatus};
 use crate::drafts::service::{DraftService, DraftView, RolledBack, SkillEntry};
+use crate::error_code::ErrorCode;
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, GateTiming, IdleGate};
 use crate::jobs::records::Stopping;
@@ -58,8 +60,8 @@ pub enum EngineError {
     /// (`job_not_resumable`, `checkpoint_chain_broken`, `dataset_changed`, …).
     #[error("{message}")]
     Refused {
-        /// The machine-readable reason, `snake_case`.
-        code: &'static str,
+        /// The machine-readable reason.
+        code: ErrorCode,
         /// What happened and what to do.
         message: String,
     },
@@ -71,8 +73,24 @@ pub enum EngineError {
     Startup(String),
 }
 
+impl EngineError {
+    /// The code a program acts on: the one mapping of engine errors to [`ErrorCode`], which the
+    /// API answers and every client reads back.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EngineError::Invalid(_) => ErrorCode::InvalidRequest,
+            EngineError::NotFound(_) => ErrorCode::NotFound,
+            EngineError::Conflict(_) => ErrorCode::Conflict,
+            EngineError::ApprovalRefused(_) => ErrorCode::ApprovalRefused,
+            EngineError::Refused { code, .. } => *code,
+            EngineError::Store(StoreError::Closed) => ErrorCode::ShuttingDown,
+            EngineError::Store(_) | EngineError::Startup(_) => ErrorCode::Internal,
+        }
+    }
+}
+
 /// What the engine is doing, as `GET /v1/status` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Status {
     /// Lull's version.
     pub version: String,
@@ -99,7 +117,7 @@ pub struct Status {
 }
 
 /// Review queue counts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct QueueCounts {
     /// Reviews waiting to run.
     pub queued: u64,
@@ -108,7 +126,7 @@ pub struct QueueCounts {
 }
 
 /// Draft counts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct DraftCounts {
     /// Drafts waiting for Approve / Reject.
     pub review_pending: u64,
@@ -117,7 +135,7 @@ pub struct DraftCounts {
 }
 
 /// Job counts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct JobCounts {
     /// Jobs running now.
     pub running: u64,

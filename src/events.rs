@@ -5,12 +5,13 @@
 //! updates and notifications. Slow listeners lose old events rather than slow the engine down:
 //! an event is a hint to refresh, and the current state is always one status request away.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
+use ts_rs::TS;
 
 use crate::drafts::candidates::CandidateStatus;
 use crate::drafts::records::DraftStatus;
-use crate::jobs::records::JobStatus;
+use crate::jobs::records::{JobStatus, RoundMetrics};
 use crate::jobs::runner::Progress;
 use crate::learning::Activity;
 use crate::reviews::Decision;
@@ -21,7 +22,7 @@ use crate::settings::Settings;
 const EVENT_BACKLOG: usize = 256;
 
 /// Something that happened in the engine, serialised as `{"type":"snake_case_name",…}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EngineEvent {
     /// The engine finished starting.
@@ -149,7 +150,7 @@ pub enum EngineEvent {
         #[serde(flatten)]
         progress: Progress,
         /// The committed round's metrics, at the end of a round.
-        metrics: Option<serde_json::Value>,
+        metrics: Option<RoundMetrics>,
     },
 }
 

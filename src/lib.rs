@@ -19,6 +19,7 @@ pub mod config;
 pub mod data_dir;
 pub mod drafts;
 pub mod engine;
+pub mod error_code;
 pub mod events;
 pub mod fswatch;
 pub mod gate;
@@ -37,3 +38,4 @@ pub mod store;
 
 pub use config::{Config, Paths};
 pub use engine::{Engine, EngineError, Status};
+pub use error_code::ErrorCode;

@@ -5,12 +5,13 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::config::{Config, DeferMode};
 use crate::store::{now_ms, StoreError};
 
 /// The settings in force.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Settings {
     /// `auto`: learning for the managed server waits for a lull; `never`: it runs at once.
     pub defer_mode: DeferMode,
@@ -24,8 +25,9 @@ pub struct Settings {
 }
 
 /// A partial update; absent fields keep their value. Unknown fields are refused.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
+#[ts(optional_fields)]
 pub struct SettingsPatch {
     /// New defer mode.
     pub defer_mode: Option<DeferMode>,

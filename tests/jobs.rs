@@ -17,7 +17,7 @@ use lull::llm::HttpLlmClient;
 use lull::routing::{BuiltInEmbedderOnly, Outcome};
 use lull::server::{ManualProbe, ServerReading, ServerState};
 use lull::store::Store;
-use lull::{Engine, EngineError, Paths};
+use lull::{Engine, EngineError, ErrorCode, Paths};
 
 const SKILLS: [(&str, &str); 3] = [
     (
@@ -179,12 +179,9 @@ async fn a_job_trains_to_max_rounds_with_a_checkpoint_chain_and_a_reproducible_a
     );
     assert_eq!(done.stop_reason.as_deref(), Some("max_rounds"));
     assert_eq!(done.metrics.len(), 3);
-    assert!(done.metrics[0]["heldout_loss"]
-        .as_f64()
-        .unwrap()
-        .is_finite());
+    assert!(done.metrics[0].heldout_loss.is_finite());
     assert!(
-        done.metrics[0]["live_heldout_loss"].as_f64().is_some(),
+        done.metrics[0].live_heldout_loss.is_finite(),
         "the live head is measured too"
     );
     assert_eq!(done.checkpoints.len(), 3);
@@ -443,11 +440,11 @@ async fn resume_refuses_a_tampered_or_missing_checkpoint_and_a_changed_dataset()
     };
     assert_eq!(
         refused(harness.engine.resume_job(&tampered).await),
-        "checkpoint_chain_broken"
+        ErrorCode::CheckpointChainBroken
     );
     assert_eq!(
         refused(harness.engine.resume_job(&missing).await),
-        "checkpoint_missing"
+        ErrorCode::CheckpointMissing
     );
     harness
         .store
@@ -459,7 +456,7 @@ async fn resume_refuses_a_tampered_or_missing_checkpoint_and_a_changed_dataset()
         .unwrap();
     assert_eq!(
         refused(harness.engine.resume_job(&changed).await),
-        "dataset_changed"
+        ErrorCode::DatasetChanged
     );
     let after = harness.engine.job(&tampered).await.unwrap();
     assert_eq!(
@@ -485,7 +482,7 @@ async fn promote_makes_the_trained_head_live_once() {
         matches!(
             refused,
             EngineError::Refused {
-                code: "job_not_promotable",
+                code: ErrorCode::JobNotPromotable,
                 ..
             }
         ),

@@ -18,5 +18,7 @@ export default defineConfig({
     environment: "jsdom",
     include: ["src/**/*.test.ts"],
     setupFiles: ["src/test-setup.ts"],
+    // src/theme.test.ts reads app.css as text (`?raw`); vitest empties CSS it does not include.
+    css: { include: [/app\.css/] },
   },
 });

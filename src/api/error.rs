@@ -6,25 +6,42 @@ use axum::extract::{FromRequest, OptionalFromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::engine::EngineError;
-use crate::store::StoreError;
+use crate::error_code::ErrorCode;
 
 /// An error on its way to the client.
 #[derive(Debug)]
 pub struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
-    /// Machine-readable code, `snake_case`.
-    pub code: &'static str,
+    /// Machine-readable code.
+    pub code: ErrorCode,
     /// What happened and, where it helps, what to do.
+    pub message: String,
+}
+
+/// The body of every error answer: `{"error": {"code", "message"}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// An error's code and message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ErrorDetail {
+    /// What a program acts on.
+    pub code: ErrorCode,
+    /// What happened and, where it helps, what to do, for the person.
     pub message: String,
 }
 
 impl ApiError {
     /// An error with the given status, code and message.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
@@ -35,31 +52,30 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message,
+            },
+        };
         (self.status, axum::Json(body)).into_response()
     }
 }
 
+/// An engine error answers with its [`EngineError::code`], and the HTTP status of that code's
+/// kind: an invalid request, a missing thing, a closed engine, Lull's own failure, or else a
+/// conflict with the state.
 impl From<EngineError> for ApiError {
     fn from(err: EngineError) -> ApiError {
-        let message = err.to_string();
-        match err {
-            EngineError::Invalid(_) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message)
-            }
-            EngineError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
-            EngineError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", message),
-            EngineError::ApprovalRefused(_) => {
-                ApiError::new(StatusCode::CONFLICT, "approval_refused", message)
-            }
-            EngineError::Refused { code, .. } => ApiError::new(StatusCode::CONFLICT, code, message),
-            EngineError::Store(StoreError::Closed) => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", message)
-            }
-            EngineError::Store(_) | EngineError::Startup(_) => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
-            }
-        }
+        let code = err.code();
+        let status = match code {
+            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::CONFLICT,
+        };
+        ApiError::new(status, code, err.to_string())
     }
 }
 
@@ -68,18 +84,20 @@ impl From<JsonRejection> for ApiError {
         let message = rejection.body_text();
         match rejection {
             JsonRejection::JsonSyntaxError(_) => {
-                ApiError::new(StatusCode::BAD_REQUEST, "malformed_json", message)
+                ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::MalformedJson, message)
             }
-            JsonRejection::JsonDataError(_) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
-            }
+            JsonRejection::JsonDataError(_) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ErrorCode::InvalidBody,
+                message,
+            ),
             JsonRejection::MissingJsonContentType(_) => ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                ErrorCode::UnsupportedMediaType,
                 "send the body as JSON with `Content-Type: application/json`",
             ),
             other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => body_too_large(),
-            other => ApiError::new(other.status(), "bad_request", message),
+            other => ApiError::new(other.status(), ErrorCode::BadRequest, message),
         }
     }
 }
@@ -88,7 +106,7 @@ impl From<JsonRejection> for ApiError {
 pub fn body_too_large() -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        "body_too_large",
+        ErrorCode::BodyTooLarge,
         format!(
             "request body is larger than {} bytes",
             super::MAX_BODY_BYTES
@@ -126,7 +144,7 @@ where
                 };
                 ApiError::new(
                     StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid_body",
+                    ErrorCode::InvalidBody,
                     format!("{place}: {}", err.into_inner()),
                 )
             })
@@ -162,7 +180,11 @@ impl From<BytesRejection> for ApiError {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             return body_too_large();
         }
-        ApiError::new(rejection.status(), "bad_request", rejection.body_text())
+        ApiError::new(
+            rejection.status(),
+            ErrorCode::BadRequest,
+            rejection.body_text(),
+        )
     }
 }
 
@@ -170,7 +192,7 @@ impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> ApiError {
         ApiError::new(
             StatusCode::BAD_REQUEST,
-            "invalid_query",
+            ErrorCode::InvalidQuery,
             rejection.body_text(),
         )
     }
@@ -187,11 +209,15 @@ pub struct ApiQuery<T>(pub T);
 impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> ApiError {
         if rejection.status().is_server_error() {
-            return ApiError::new(rejection.status(), "internal", rejection.body_text());
+            return ApiError::new(
+                rejection.status(),
+                ErrorCode::Internal,
+                rejection.body_text(),
+            );
         }
         ApiError::new(
             StatusCode::NOT_FOUND,
-            "not_found",
+            ErrorCode::NotFound,
             format!(
                 "{}: the path names nothing; see the API table in the README",
                 rejection.body_text()

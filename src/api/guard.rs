@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::{body_too_large, ApiError};
 use super::MAX_BODY_BYTES;
+use crate::error_code::ErrorCode;
 
 /// Origins of the desktop app's own webview, the only browser origins allowed.
 const APP_ORIGINS: &[&str] = &[
@@ -60,7 +61,7 @@ pub async fn check_host_origin_length(
     {
         return ApiError::new(
             StatusCode::FORBIDDEN,
-            "host_not_allowed",
+            ErrorCode::HostNotAllowed,
             format!(
                 "Host `{host}` is not this engine's loopback address; call it as {}",
                 guard.allowed_hosts[0]
@@ -73,7 +74,7 @@ pub async fn check_host_origin_length(
         if !APP_ORIGINS.contains(&origin) {
             return ApiError::new(
                 StatusCode::FORBIDDEN,
-                "origin_not_allowed",
+                ErrorCode::OriginNotAllowed,
                 format!("requests from origin `{origin}` are refused: only local agents and the Lull app may call"),
             )
             .into_response();
@@ -118,7 +119,7 @@ fn bearer_token(value: &str) -> Option<&str> {
 
 fn unauthorized(message: &str) -> Response {
     let mut response =
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response();
+        ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, message).into_response();
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
         header::HeaderValue::from_static("Bearer"),

@@ -3,8 +3,9 @@
 //! [`app`] builds the router without a socket, so tests drive it with `oneshot`; [`serve`] binds
 //! it to loopback, writes `api.json`, and removes it again on a clean shutdown. Handlers only
 //! extract, call the engine and map the result; guards live in [`guard`], the error shape in
-//! [`error`].
+//! [`error`], the bodies that are no engine type in [`bodies`].
 
+mod bodies;
 mod error;
 mod files;
 mod guard;
@@ -21,21 +22,25 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
 use futures_util::{Stream, StreamExt};
-use serde_json::json;
 use tokio_stream::wrappers::BroadcastStream;
 
-pub use error::{ApiError, ApiJson, ApiPath, ApiQuery};
+pub use bodies::{
+    CandidateList, DraftList, EditRequest, Health, JobList, JobRequest, ReasonRequest,
+    ReviewAccepted, ReviewList, SkillList, TurnLease,
+};
+pub use error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
 pub use files::{load_or_create_token, ApiDiscovery};
 pub use guard::Guard;
 
-use crate::drafts::candidates::{Candidate, CandidateStatus};
+use crate::drafts::candidates::CandidateStatus;
 use crate::drafts::records::DraftStatus;
-use crate::drafts::service::{DraftView, SkillEntry};
+use crate::drafts::service::{DraftView, RolledBack};
 use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
+use crate::error_code::ErrorCode;
 use crate::events::EngineEvent;
-use crate::jobs::records::Stopping;
+use crate::jobs::records::JobKind;
 use crate::jobs::service::JobView;
-use crate::reviews::{Review, ReviewStatus};
+use crate::reviews::ReviewStatus;
 use crate::routing::{Outcome, RouteAnswer};
 use crate::settings::{Settings, SettingsPatch};
 
@@ -150,8 +155,11 @@ pub async fn serve(
     result.context("the local API stopped with an error")
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(json!({ "status": "ok", "version": VERSION }))
+async fn health() -> Json<Health> {
+    Json(Health {
+        status: "ok".to_string(),
+        version: VERSION.to_string(),
+    })
 }
 
 async fn status(State(state): State<ApiState>) -> Result<Json<Status>, ApiError> {
@@ -178,9 +186,11 @@ struct TurnStart {
 async fn start_turn(
     State(state): State<ApiState>,
     ApiJson(turn): ApiJson<TurnStart>,
-) -> Json<serde_json::Value> {
+) -> Json<TurnLease> {
     tracing::debug!(session = %turn.session_key, "turn started");
-    Json(json!({ "lease_id": state.engine.start_turn() }))
+    Json(TurnLease {
+        lease_id: state.engine.start_turn(),
+    })
 }
 
 #[derive(serde::Deserialize)]
@@ -200,11 +210,14 @@ async fn finish_turn(
 async fn submit_review(
     State(state): State<ApiState>,
     ApiJson(submission): ApiJson<ReviewSubmission>,
-) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+) -> Result<(StatusCode, Json<ReviewAccepted>), ApiError> {
     let (review_id, decision) = state.engine.submit_review(submission).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "review_id": review_id, "decision": decision })),
+        Json(ReviewAccepted {
+            review_id,
+            decision,
+        }),
     ))
 }
 
@@ -217,9 +230,9 @@ struct StatusFilter<T> {
 async fn list_reviews(
     State(state): State<ApiState>,
     ApiQuery(filter): ApiQuery<StatusFilter<ReviewStatus>>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let reviews: Vec<Review> = state.engine.reviews(filter.status).await?;
-    Ok(Json(json!({ "reviews": reviews })))
+) -> Result<Json<ReviewList>, ApiError> {
+    let reviews = state.engine.reviews(filter.status).await?;
+    Ok(Json(ReviewList { reviews }))
 }
 
 async fn run_review_now(
@@ -241,17 +254,17 @@ async fn drop_review(
 async fn list_candidates(
     State(state): State<ApiState>,
     ApiQuery(filter): ApiQuery<StatusFilter<CandidateStatus>>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let candidates: Vec<Candidate> = state.engine.candidates(filter.status).await?;
-    Ok(Json(json!({ "candidates": candidates })))
+) -> Result<Json<CandidateList>, ApiError> {
+    let candidates = state.engine.candidates(filter.status).await?;
+    Ok(Json(CandidateList { candidates }))
 }
 
 async fn list_drafts(
     State(state): State<ApiState>,
     ApiQuery(filter): ApiQuery<StatusFilter<DraftStatus>>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let drafts: Vec<DraftView> = state.engine.drafts(filter.status).await?;
-    Ok(Json(json!({ "drafts": drafts })))
+) -> Result<Json<DraftList>, ApiError> {
+    let drafts = state.engine.drafts(filter.status).await?;
+    Ok(Json(DraftList { drafts }))
 }
 
 async fn get_draft(
@@ -274,30 +287,18 @@ async fn approve_draft(
     Ok(Json(state.engine.approve_draft(&id).await?))
 }
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Reason {
-    reason: String,
-}
-
 async fn reject_draft(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Reason>,
+    ApiJson(body): ApiJson<ReasonRequest>,
 ) -> Result<Json<DraftView>, ApiError> {
     Ok(Json(state.engine.reject_draft(&id, &body.reason).await?))
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Edit {
-    skill_md: String,
 }
 
 async fn edit_draft(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Edit>,
+    ApiJson(body): ApiJson<EditRequest>,
 ) -> Result<Json<DraftView>, ApiError> {
     Ok(Json(state.engine.edit_draft(&id, &body.skill_md).await?))
 }
@@ -305,13 +306,13 @@ async fn edit_draft(
 async fn dismiss_finding(
     State(state): State<ApiState>,
     ApiPath((id, n)): ApiPath<(String, String)>,
-    ApiJson(body): ApiJson<Reason>,
+    ApiJson(body): ApiJson<ReasonRequest>,
 ) -> Result<Json<DraftView>, ApiError> {
     // Parsed here rather than by the extractor, so the answer can say how findings are named.
     let index: usize = n.parse().map_err(|_| {
         ApiError::new(
             StatusCode::NOT_FOUND,
-            "not_found",
+            ErrorCode::NotFound,
             format!(
                 "draft {id} has no finding `{n}`: findings are named by their index, 0, 1, …, as the draft lists them"
             ),
@@ -325,9 +326,9 @@ async fn dismiss_finding(
     ))
 }
 
-async fn list_skills(State(state): State<ApiState>) -> Result<Json<serde_json::Value>, ApiError> {
-    let skills: Vec<SkillEntry> = state.engine.skills().await?;
-    Ok(Json(json!({ "skills": skills })))
+async fn list_skills(State(state): State<ApiState>) -> Result<Json<SkillList>, ApiError> {
+    let skills = state.engine.skills().await?;
+    Ok(Json(SkillList { skills }))
 }
 
 /// `{"skill": SkillEntry, "removed": false}` when an older text was put back;
@@ -336,23 +337,8 @@ async fn list_skills(State(state): State<ApiState>) -> Result<Json<serde_json::V
 async fn rollback_skill(
     State(state): State<ApiState>,
     ApiPath(name): ApiPath<String>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let rolled_back = state.engine.rollback_skill(&name).await?;
-    Ok(Json(json!(rolled_back)))
-}
-
-/// The kinds of job there are (DESIGN §4: `routing-head`).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum JobKind {
-    RoutingHead,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JobRequest {
-    kind: JobKind,
-    stopping: Stopping,
+) -> Result<Json<RolledBack>, ApiError> {
+    Ok(Json(state.engine.rollback_skill(&name).await?))
 }
 
 async fn start_job(
@@ -365,9 +351,9 @@ async fn start_job(
     Ok((StatusCode::CREATED, Json(job)))
 }
 
-async fn list_jobs(State(state): State<ApiState>) -> Result<Json<serde_json::Value>, ApiError> {
-    let jobs: Vec<JobView> = state.engine.jobs().await?;
-    Ok(Json(json!({ "jobs": jobs })))
+async fn list_jobs(State(state): State<ApiState>) -> Result<Json<JobList>, ApiError> {
+    let jobs = state.engine.jobs().await?;
+    Ok(Json(JobList { jobs }))
 }
 
 async fn get_job(
@@ -459,7 +445,7 @@ async fn events(
 async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "not_found",
+        ErrorCode::NotFound,
         "no such route; see the API table in the README",
     )
 }
@@ -467,7 +453,7 @@ async fn not_found() -> ApiError {
 async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        ErrorCode::MethodNotAllowed,
         "this route does not take that method",
     )
 }

@@ -13,10 +13,13 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reqwest::Method;
-use serde_json::Value;
 
-use super::{render_job, round_line, text_of};
+use super::{render_job, round_line, shown};
 use lull::client::{EngineClient, EventStream, SseEvent};
+use lull::events::EngineEvent;
+use lull::jobs::records::JobStatus;
+use lull::jobs::runner;
+use lull::jobs::service::JobView;
 
 /// How often the spinner turns between events, so that a paused job still looks alive.
 const SPINNER_TICK: Duration = Duration::from_millis(200);
@@ -45,7 +48,7 @@ enum Followed {
         line: String,
     },
     /// The job moved to this status; `running` again when it was paused or went on.
-    Changed(String),
+    Changed(JobStatus),
     /// The listener fell behind and lost events: read the job again.
     Lagged,
     /// The engine is stopping under the job.
@@ -64,10 +67,11 @@ struct Progress {
 }
 
 impl Progress {
-    /// Before the first mini-batch of this run: the next round, no batch yet.
-    fn starting(job: &Value, max_rounds: u64) -> Progress {
+    /// Before the first mini-batch of this run: the round after the `rounds_completed` ones,
+    /// no batch yet.
+    fn starting(rounds_completed: u32, max_rounds: u64) -> Progress {
         Progress {
-            round: job["rounds_completed"].as_u64().unwrap_or(0) + 1,
+            round: u64::from(rounds_completed) + 1,
             max_rounds,
             batch: 0,
             batches: 0,
@@ -75,14 +79,14 @@ impl Progress {
         }
     }
 
-    /// From the fields of a `job_progress` event or of a job's `progress`.
-    fn of(value: &Value, max_rounds: u64) -> Progress {
+    /// From a `job_progress` event or a job's `progress`.
+    fn of(progress: &runner::Progress, max_rounds: u64) -> Progress {
         Progress {
-            round: value["round"].as_u64().unwrap_or(0),
+            round: u64::from(progress.round),
             max_rounds,
-            batch: value["batch"].as_u64().unwrap_or(0),
-            batches: value["batches"].as_u64().unwrap_or(0),
-            remaining_ms: value["remaining_ms"].as_u64(),
+            batch: progress.batch as u64,
+            batches: progress.batches as u64,
+            remaining_ms: progress.remaining_ms,
         }
     }
 
@@ -126,21 +130,28 @@ fn follow_event(job_id: &str, max_rounds: u64, event: &SseEvent) -> Followed {
     if event.name.as_deref() == Some("lagged") {
         return Followed::Lagged;
     }
-    let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
+    // An event this version does not know (a newer engine's) is about something else.
+    let Ok(event) = serde_json::from_str::<EngineEvent>(&event.data) else {
         return Followed::Unrelated;
     };
-    let ours = value["job_id"] == job_id;
-    match value["type"].as_str() {
-        Some("engine_stopping") => Followed::EngineStopping,
-        Some("job_changed") if ours => Followed::Changed(text_of(&value["status"])),
-        Some("job_progress") if ours => {
-            let progress = Progress::of(&value, max_rounds);
-            if !value["metrics"].is_object() {
+    match event {
+        EngineEvent::EngineStopping => Followed::EngineStopping,
+        EngineEvent::JobChanged {
+            job_id: changed,
+            status,
+        } if changed == job_id => Followed::Changed(status),
+        EngineEvent::JobProgress {
+            job_id: moved,
+            progress,
+            metrics,
+        } if moved == job_id => {
+            let progress = Progress::of(&progress, max_rounds);
+            let Some(metrics) = metrics else {
                 return Followed::Progress(progress);
-            }
+            };
             Followed::Round {
                 round: progress.round,
-                line: round_line(&value["metrics"]),
+                line: round_line(&metrics),
                 progress: Progress {
                     batch: progress.batches,
                     ..progress
@@ -152,15 +163,15 @@ fn follow_event(job_id: &str, max_rounds: u64, event: &SseEvent) -> Followed {
 }
 
 /// A job that is on its way: admitted, or training.
-fn in_motion(status: &str) -> bool {
-    matches!(status, "queued" | "running")
+fn in_motion(status: JobStatus) -> bool {
+    matches!(status, JobStatus::Queued | JobStatus::Running)
 }
 
 /// 0 when the job ran to its end (completed, or stopped at its wall-clock budget with its
 /// rounds kept), 1 when it did not (failed, cancelled, interrupted).
-fn exit_code(status: &str) -> ExitCode {
+fn exit_code(status: JobStatus) -> ExitCode {
     match status {
-        "completed" | "budget_exhausted" => ExitCode::SUCCESS,
+        JobStatus::Completed | JobStatus::BudgetExhausted => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     }
 }
@@ -251,21 +262,21 @@ struct Watch<'a> {
 impl Watch<'_> {
     /// Prints the lines of the job's committed rounds not printed yet, and notes a pause or
     /// its end; true when the job has stopped.
-    fn catch_up(&mut self, job: &Value) -> anyhow::Result<bool> {
-        for metrics in job["metrics"].as_array().into_iter().flatten() {
-            let round = metrics["round"].as_u64().unwrap_or(0);
+    fn catch_up(&mut self, job: &JobView) -> anyhow::Result<bool> {
+        for metrics in &job.metrics {
+            let round = u64::from(metrics.round);
             if round > self.printed {
                 self.display.line(&round_line(metrics))?;
                 self.printed = round;
             }
         }
-        if job["progress"].is_object() {
-            self.progress = Some(Progress::of(&job["progress"], self.max_rounds));
+        if let Some(progress) = &job.progress {
+            self.progress = Some(Progress::of(progress, self.max_rounds));
         }
         let progress = self
             .progress
-            .get_or_insert_with(|| Progress::starting(job, self.max_rounds));
-        let paused = job["paused"].as_bool() == Some(true);
+            .get_or_insert_with(|| Progress::starting(job.rounds_completed, self.max_rounds));
+        let paused = job.paused;
         if paused != self.paused {
             self.paused = paused;
             self.display.note(if paused {
@@ -275,18 +286,14 @@ impl Watch<'_> {
             })?;
         }
         self.display.show(progress, self.paused);
-        let status = job["status"].as_str().unwrap_or("?");
-        self.moving |= in_motion(status);
-        Ok(self.moving && !in_motion(status))
+        self.moving |= in_motion(job.status);
+        Ok(self.moving && !in_motion(job.status))
     }
 
     /// The job as it is now, when an event says only that it moved.
-    async fn job(&self) -> anyhow::Result<Value> {
+    async fn job(&self) -> anyhow::Result<JobView> {
         let path = format!("/v1/jobs/{}", self.id);
-        self.client
-            .request(Method::GET, &path, None)
-            .await
-            .map_err(Into::into)
+        Ok(self.client.get(&path).await?)
     }
 
     /// Follows the events until the job leaves `running`.
@@ -320,7 +327,7 @@ impl Watch<'_> {
                     self.display.show(&progress, self.paused);
                     self.progress = Some(progress);
                 }
-                Followed::Changed(status) if in_motion(&status) => {
+                Followed::Changed(status) if in_motion(status) => {
                     // Running again after a pause, or paused: the job says which.
                     let job = self.job().await?;
                     if self.catch_up(&job)? {
@@ -346,25 +353,27 @@ impl Watch<'_> {
 pub async fn follow(
     client: &EngineClient,
     mut events: EventStream,
-    job: Value,
+    job: JobView,
     origin: Origin,
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let id = text_of(&job["id"]);
-    let status = job["status"].as_str().unwrap_or("?");
-    if origin == Origin::SetGoing || in_motion(status) {
+    let id = job.id.clone();
+    if origin == Origin::SetGoing || in_motion(job.status) {
         let mut watch = Watch {
             client,
             display: Display::new(as_json),
-            max_rounds: job["stopping"]["max_rounds"].as_u64().unwrap_or(1),
+            max_rounds: u64::from(job.stopping.max_rounds),
             id: id.clone(),
             printed: 0,
             progress: None,
             paused: false,
-            moving: in_motion(status),
+            moving: in_motion(job.status),
         };
         let watched = async {
-            let hint = format!("following job {id} (Ctrl-C stops watching, not the job)");
+            let hint = format!(
+                "following job {} (Ctrl-C stops watching, not the job)",
+                shown(&id)
+            );
             watch.display.line(&hint)?;
             if watch.catch_up(&job)? {
                 return Ok(());
@@ -375,20 +384,21 @@ pub async fn follow(
         watch.display.finish();
         watched?;
     }
-    let job = client
-        .request(Method::GET, &format!("/v1/jobs/{id}"), None)
-        .await?;
+    let path = format!("/v1/jobs/{id}");
+    let answer = client.request(Method::GET, &path, None).await?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&job)?);
-    } else {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+    }
+    let job: JobView = client.typed(&path, answer)?;
+    if !as_json {
         print!("{}", render_job(&job));
     }
-    Ok(exit_code(job["status"].as_str().unwrap_or("?")))
+    Ok(exit_code(job.status))
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     use super::*;
 
@@ -440,7 +450,7 @@ mod tests {
             first.message(false),
             "round 1/10 · batch 1/4 · estimating the time left"
         );
-        let starting = Progress::starting(&json!({"rounds_completed": 4}), 10);
+        let starting = Progress::starting(4, 10);
         assert_eq!(
             starting.bar(),
             (10, 4),
@@ -454,8 +464,9 @@ mod tests {
     #[test]
     fn a_committed_round_prints_its_held_out_metrics_as_show_does() {
         let metrics = json!({
-            "round": 3, "heldout_loss": 0.5, "live_heldout_loss": 0.625,
-            "heldout_accuracy": 0.75, "live_heldout_accuracy": 0.5,
+            "round": 3, "train_loss": 0.55, "heldout_loss": 0.5, "live_heldout_loss": 0.625,
+            "heldout_accuracy": 0.75, "live_heldout_accuracy": 0.5, "heldout_auc": 0.8,
+            "live_heldout_auc": null, "examples_trained": 120, "elapsed_ms": 300,
         });
         let followed = follow_event("j1", 10, &progress_event(3, 4, Some(7_000), metrics));
         let Followed::Round {
@@ -485,7 +496,7 @@ mod tests {
         };
         assert_eq!(
             changed("j1", "completed"),
-            Followed::Changed("completed".into())
+            Followed::Changed(JobStatus::Completed)
         );
         assert_eq!(changed("j2", "completed"), Followed::Unrelated);
         let other =
@@ -508,14 +519,18 @@ mod tests {
     #[test]
     fn the_exit_status_says_whether_the_job_ran_to_its_end() {
         for (status, code) in [
-            ("completed", ExitCode::SUCCESS),
-            ("budget_exhausted", ExitCode::SUCCESS),
-            ("failed", ExitCode::from(1)),
-            ("cancelled", ExitCode::from(1)),
-            ("interrupted", ExitCode::from(1)),
+            (JobStatus::Completed, ExitCode::SUCCESS),
+            (JobStatus::BudgetExhausted, ExitCode::SUCCESS),
+            (JobStatus::Failed, ExitCode::from(1)),
+            (JobStatus::Cancelled, ExitCode::from(1)),
+            (JobStatus::Interrupted, ExitCode::from(1)),
         ] {
-            assert_eq!(exit_code(status), code, "{status}");
+            assert_eq!(exit_code(status), code, "{status:?}");
         }
-        assert!(in_motion("queued") && in_motion("running") && !in_motion("interrupted"));
+        assert!(
+            in_motion(JobStatus::Queued)
+                && in_motion(JobStatus::Running)
+                && !in_motion(JobStatus::Interrupted)
+        );
     }
 }

@@ -9,10 +9,21 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use reqwest::Method;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use lull::api::{
+    CandidateList, DraftList, EditRequest, JobList, JobRequest, ReasonRequest, ReviewList,
+    SkillList,
+};
 use lull::client::EngineClient;
-use lull::{Config, Engine, Paths};
+use lull::drafts::records::DraftStatus;
+use lull::drafts::service::{DraftView, Origin, RolledBack};
+use lull::jobs::records::{JobKind, RoundMetrics, Stopping};
+use lull::jobs::service::JobView;
+use lull::settings::Settings;
+use lull::{Config, Engine, Paths, Status};
 
 /// Lull: learn from your agent's conversations in the lulls of your local llama-server.
 #[derive(Parser)]
@@ -296,10 +307,15 @@ impl Cli {
                         println!("review {id} dropped");
                     }
                     None => {
-                        let reviews = client
-                            .request(Method::GET, &with_status("/v1/reviews", status), None)
-                            .await?;
-                        print_value(&reviews, format.json, render_reviews);
+                        let path = with_status("/v1/reviews", status);
+                        let reviews = client.request(Method::GET, &path, None).await?;
+                        print_answer::<ReviewList>(
+                            &client,
+                            &path,
+                            reviews,
+                            format.json,
+                            render_reviews,
+                        )?;
                     }
                 }
                 Ok(())
@@ -307,19 +323,18 @@ impl Cli {
             Command::Skills {
                 action: SkillsAction::List(format),
             } => {
-                let skills = EngineClient::connect(&paths()?)?
-                    .request(Method::GET, "/v1/skills", None)
-                    .await?;
-                print_value(&skills, format.json, render_skills);
-                Ok(())
+                let client = EngineClient::connect(&paths()?)?;
+                let skills = client.request(Method::GET, "/v1/skills", None).await?;
+                print_answer::<SkillList>(&client, "/v1/skills", skills, format.json, render_skills)
             }
             Command::Skills {
                 action: SkillsAction::Rollback { name },
             } => {
-                let answer = EngineClient::connect(&paths()?)?
-                    .request(Method::POST, &format!("/v1/skills/{name}/rollback"), None)
-                    .await?;
-                print!("{}", render_rollback(&name, &answer));
+                let client = EngineClient::connect(&paths()?)?;
+                let path = format!("/v1/skills/{name}/rollback");
+                let answer = client.request(Method::POST, &path, None).await?;
+                let rolled_back: RolledBack = client.typed(&path, answer)?;
+                print!("{}", render_rollback(&name, &rolled_back));
                 Ok(())
             }
             Command::Drafts {
@@ -336,18 +351,20 @@ impl Cli {
             }
             Command::Candidates { status, format } => {
                 let client = EngineClient::connect(&paths()?)?;
-                let candidates = client
-                    .request(Method::GET, &with_status("/v1/candidates", status), None)
-                    .await?;
-                print_value(&candidates, format.json, render_candidates);
-                Ok(())
+                let path = with_status("/v1/candidates", status);
+                let candidates = client.request(Method::GET, &path, None).await?;
+                print_answer::<CandidateList>(
+                    &client,
+                    &path,
+                    candidates,
+                    format.json,
+                    render_candidates,
+                )
             }
             Command::Status(format) => {
-                let status = EngineClient::connect(&paths()?)?
-                    .request(Method::GET, "/v1/status", None)
-                    .await?;
-                print_value(&status, format.json, render_status);
-                Ok(())
+                let client = EngineClient::connect(&paths()?)?;
+                let status = client.request(Method::GET, "/v1/status", None).await?;
+                print_answer::<Status>(&client, "/v1/status", status, format.json, render_status)
             }
             Command::Settings { format, action } => {
                 let client = EngineClient::connect(&paths()?)?;
@@ -360,8 +377,13 @@ impl Cli {
                             .await?
                     }
                 };
-                print_value(&settings, format.json, render_settings);
-                Ok(())
+                print_answer::<Settings>(
+                    &client,
+                    "/v1/settings",
+                    settings,
+                    format.json,
+                    render_settings,
+                )
             }
         };
         done.map(|()| ExitCode::SUCCESS)
@@ -384,10 +406,10 @@ async fn jobs(
             Ok(None)
         }
     };
-    let (job, format, followed) = match action {
+    let (path, job, format, followed) = match action {
         None => {
             let jobs = client.request(Method::GET, "/v1/jobs", None).await?;
-            print_value(&jobs, format.json, render_jobs);
+            print_answer::<JobList>(client, "/v1/jobs", jobs, format.json, render_jobs)?;
             return Ok(ExitCode::SUCCESS);
         }
         Some(JobAction::Start {
@@ -399,131 +421,123 @@ async fn jobs(
             format,
         }) => {
             let events = events(follow).await?;
-            let body = json!({
-                "kind": "routing-head",
-                "stopping": { "max_rounds": rounds, "target": target, "min_improvement": min_improvement, "wall_clock_s": wall_clock_s },
+            let body = body_of(&JobRequest {
+                kind: JobKind::RoutingHead,
+                stopping: Stopping {
+                    max_rounds: rounds,
+                    target,
+                    min_improvement,
+                    wall_clock_s,
+                },
             });
-            let job = client
-                .request(Method::POST, "/v1/jobs", Some(&body))
-                .await?;
-            (
-                job,
-                format,
-                events.map(|stream| (stream, follow::Origin::SetGoing)),
-            )
+            let path = "/v1/jobs".to_string();
+            let job = client.request(Method::POST, &path, Some(&body)).await?;
+            let followed = events.map(|stream| (stream, follow::Origin::SetGoing));
+            (path, job, format, followed)
         }
         Some(JobAction::Show { id, follow, format }) => {
             let events = events(follow).await?;
-            let job = client
-                .request(Method::GET, &format!("/v1/jobs/{id}"), None)
-                .await?;
-            (
-                job,
-                format,
-                events.map(|stream| (stream, follow::Origin::Shown)),
-            )
+            let path = format!("/v1/jobs/{id}");
+            let job = client.request(Method::GET, &path, None).await?;
+            let followed = events.map(|stream| (stream, follow::Origin::Shown));
+            (path, job, format, followed)
         }
-        Some(JobAction::Cancel { id }) => (job_action(client, &id, "cancel").await?, format, None),
+        Some(JobAction::Cancel { id }) => {
+            let (path, job) = job_action(client, &id, "cancel").await?;
+            (path, job, format, None)
+        }
         Some(JobAction::Resume { id, follow }) => {
             let events = events(follow).await?;
-            let job = job_action(client, &id, "resume").await?;
-            (
-                job,
-                format,
-                events.map(|stream| (stream, follow::Origin::SetGoing)),
-            )
+            let (path, job) = job_action(client, &id, "resume").await?;
+            let followed = events.map(|stream| (stream, follow::Origin::SetGoing));
+            (path, job, format, followed)
         }
         Some(JobAction::Promote { id }) => {
-            (job_action(client, &id, "promote").await?, format, None)
+            let (path, job) = job_action(client, &id, "promote").await?;
+            (path, job, format, None)
         }
     };
     match followed {
-        Some((events, origin)) => follow::follow(client, events, job, origin, format.json).await,
+        Some((events, origin)) => {
+            let job: JobView = client.typed(&path, job)?;
+            follow::follow(client, events, job, origin, format.json).await
+        }
         None => {
-            print_value(&job, format.json, render_job);
+            print_answer::<JobView>(client, &path, job, format.json, render_job)?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-async fn job_action(client: &EngineClient, id: &str, action: &str) -> anyhow::Result<Value> {
-    Ok(client
-        .request(Method::POST, &format!("/v1/jobs/{id}/{action}"), None)
-        .await?)
+/// `POST /v1/jobs/{id}/{action}`: its path, and the job as it answers it.
+async fn job_action(
+    client: &EngineClient,
+    id: &str,
+    action: &str,
+) -> anyhow::Result<(String, Value)> {
+    let path = format!("/v1/jobs/{id}/{action}");
+    let job = client.request(Method::POST, &path, None).await?;
+    Ok((path, job))
 }
 
 /// `lull jobs`: one line a job.
-fn render_jobs(answer: &Value) -> String {
-    let jobs = answer["jobs"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if jobs.is_empty() {
+fn render_jobs(answer: &JobList) -> String {
+    if answer.jobs.is_empty() {
         return "no training jobs\n".to_string();
     }
     let mut text = format!(
         "{:<36}  {:<16}  {:>7}  {:>9}  {}\n",
         "ID", "STATUS", "ROUNDS", "HELD-OUT", "WHY"
     );
-    for job in jobs {
+    for job in &answer.jobs {
         text += &format!(
             "{:<36}  {:<16}  {:>7}  {:>9}  {}\n",
-            text_of(&job["id"]),
-            text_of(&job["status"]),
-            format!(
-                "{}/{}",
-                job["rounds_completed"], job["stopping"]["max_rounds"]
-            ),
+            shown(&job.id),
+            wire(&job.status),
+            format!("{}/{}", job.rounds_completed, job.stopping.max_rounds),
             last_accuracy(job),
-            job["stop_reason"].as_str().unwrap_or("-"),
+            job.stop_reason.as_deref().map_or("-".to_string(), shown),
         );
     }
     text
 }
 
 /// The last round's held-out accuracy, as a percentage.
-fn last_accuracy(job: &Value) -> String {
-    job["metrics"]
-        .as_array()
-        .and_then(|metrics| metrics.last())
-        .and_then(|last| last["heldout_accuracy"].as_f64())
-        .map_or("-".to_string(), |accuracy| {
-            format!("{:.1} %", accuracy * 100.0)
-        })
+fn last_accuracy(job: &JobView) -> String {
+    job.metrics.last().map_or("-".to_string(), |last| {
+        format!("{:.1} %", last.heldout_accuracy * 100.0)
+    })
 }
 
 /// One committed round's held-out metrics beside the live head's, as `show` lists them and
 /// `--follow` prints them when the round commits.
-fn round_line(metrics: &Value) -> String {
+fn round_line(metrics: &RoundMetrics) -> String {
     format!(
         "round {:>3}: held-out loss {:.4} (live head {:.4}), accuracy {:.1} % (live {:.1} %)",
-        metrics["round"].as_u64().unwrap_or(0),
-        metrics["heldout_loss"].as_f64().unwrap_or(f64::NAN),
-        metrics["live_heldout_loss"].as_f64().unwrap_or(f64::NAN),
-        metrics["heldout_accuracy"].as_f64().unwrap_or(f64::NAN) * 100.0,
-        metrics["live_heldout_accuracy"]
-            .as_f64()
-            .unwrap_or(f64::NAN)
-            * 100.0,
+        metrics.round,
+        metrics.heldout_loss,
+        metrics.live_heldout_loss,
+        metrics.heldout_accuracy * 100.0,
+        metrics.live_heldout_accuracy * 100.0,
     )
 }
 
 /// `lull jobs show`: the rounds, why it stopped, and what a person may do next.
-fn render_job(job: &Value) -> String {
+fn render_job(job: &JobView) -> String {
     let mut text = format!(
         "job {}  {}  round {}/{}\n",
-        text_of(&job["id"]),
-        text_of(&job["status"]),
-        job["rounds_completed"],
-        job["stopping"]["max_rounds"]
+        shown(&job.id),
+        wire(&job.status),
+        job.rounds_completed,
+        job.stopping.max_rounds
     );
-    if let Some(progress) = job["progress"].as_object() {
+    if let Some(progress) = &job.progress {
         text += &format!(
             "running: round {}, batch {}/{}{}\n",
-            progress["round"],
-            progress["batch"],
-            progress["batches"],
-            if job["paused"].as_bool() == Some(true) {
+            progress.round,
+            progress.batch,
+            progress.batches,
+            if job.paused {
                 " (paused: your agent is busy)"
             } else {
                 ""
@@ -532,43 +546,36 @@ fn render_job(job: &Value) -> String {
     }
     text += &format!(
         "data: {} examples, {} held out (sha256 {})\n",
-        job["dataset"]["examples"],
-        job["dataset"]["heldout"],
-        text_of(&job["dataset"]["digest"])
-            .chars()
-            .take(12)
-            .collect::<String>()
+        job.dataset.examples,
+        job.dataset.heldout,
+        shown(&job.dataset.digest.chars().take(12).collect::<String>())
     );
-    for round in job["metrics"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
+    for round in &job.metrics {
         text += &format!("  {}\n", round_line(round));
     }
-    if let Some(reason) = job["stop_reason"].as_str() {
-        text += &format!("stopped: {reason}\n");
+    if let Some(reason) = &job.stop_reason {
+        text += &format!("stopped: {}\n", shown(reason));
     }
-    if let Some(error) = job["error"].as_str() {
+    if let Some(error) = &job.error {
         text += &format!("error: {}\n", shown(error));
     }
-    if let Some(digest) = job["artifact"]["digest"].as_str() {
-        text += &format!("artifact: {digest}\n");
+    if let Some(artifact) = &job.artifact {
+        text += &format!("artifact: {}\n", shown(&artifact.digest));
     }
-    let id = text_of(&job["id"]);
-    for (flag, hint) in [
-        ("cancellable", format!("cancel: `lull jobs cancel {id}`")),
-        ("resumable", format!("resume: `lull jobs resume {id}`")),
-        ("promotable", format!("promote: `lull jobs promote {id}`")),
+    let id = shown(&job.id);
+    for (allowed, hint) in [
+        (job.cancellable, format!("cancel: `lull jobs cancel {id}`")),
+        (job.resumable, format!("resume: `lull jobs resume {id}`")),
+        (job.promotable, format!("promote: `lull jobs promote {id}`")),
     ] {
-        if job[flag].as_bool() == Some(true) {
+        if allowed {
             text += &format!("{hint}\n");
         }
     }
-    if let Some(receipts) = job["receipts"].as_array().filter(|r| !r.is_empty()) {
-        text += &format!("{} receipts:", receipts.len());
-        for receipt in receipts {
-            text += &format!(" {}:{}", receipt["seq"], text_of(&receipt["kind"]));
+    if !job.receipts.is_empty() {
+        text += &format!("{} receipts:", job.receipts.len());
+        for receipt in &job.receipts {
+            text += &format!(" {}:{}", receipt.seq, wire(&receipt.kind));
         }
         text += "\n";
     }
@@ -584,42 +591,47 @@ async fn drafts(
 ) -> anyhow::Result<()> {
     let decided = match action {
         None => {
-            let drafts = client
-                .request(Method::GET, &with_status("/v1/drafts", status), None)
-                .await?;
-            print_value(&drafts, format.json, render_drafts);
-            return Ok(());
+            let path = with_status("/v1/drafts", status);
+            let drafts = client.request(Method::GET, &path, None).await?;
+            return print_answer::<DraftList>(client, &path, drafts, format.json, render_drafts);
         }
         Some(DraftAction::Show { id, format: own }) => {
-            let draft = client
-                .request(Method::GET, &format!("/v1/drafts/{id}"), None)
-                .await?;
-            print_value(&draft, format.json || own.json, render_draft);
-            return Ok(());
+            let path = format!("/v1/drafts/{id}");
+            let draft = client.request(Method::GET, &path, None).await?;
+            let as_json = format.json || own.json;
+            return print_answer::<DraftView>(client, &path, draft, as_json, render_draft);
         }
         Some(DraftAction::Approve { id }) => {
             let path = format!("/v1/drafts/{id}/approve");
-            client
+            let answer = client
                 .request(Method::POST, &path, Some(&json!({})))
-                .await?
+                .await?;
+            (path, answer)
         }
         Some(DraftAction::Reject { id, reason }) => {
             let path = format!("/v1/drafts/{id}/reject");
-            let body = json!({ "reason": reason });
-            client.request(Method::POST, &path, Some(&body)).await?
+            let body = body_of(&ReasonRequest { reason });
+            let answer = client.request(Method::POST, &path, Some(&body)).await?;
+            (path, answer)
         }
         Some(DraftAction::Edit { id, file }) => {
-            let body = json!({ "skill_md": read_text(&file)? });
+            let body = body_of(&EditRequest {
+                skill_md: read_text(&file)?,
+            });
             let path = format!("/v1/drafts/{id}/edit");
-            client.request(Method::POST, &path, Some(&body)).await?
+            let answer = client.request(Method::POST, &path, Some(&body)).await?;
+            (path, answer)
         }
         Some(DraftAction::Dismiss { id, n, reason }) => {
             let path = format!("/v1/drafts/{id}/findings/{n}/dismiss");
-            let body = json!({ "reason": reason });
-            client.request(Method::POST, &path, Some(&body)).await?
+            let body = body_of(&ReasonRequest { reason });
+            let answer = client.request(Method::POST, &path, Some(&body)).await?;
+            (path, answer)
         }
     };
-    print!("{}", render_outcome(&decided));
+    let (path, answer) = decided;
+    let draft: DraftView = client.typed(&path, answer)?;
+    print!("{}", render_outcome(&draft));
     Ok(())
 }
 
@@ -737,55 +749,72 @@ fn parse_assignments(assignments: &[String]) -> anyhow::Result<Value> {
     Ok(Value::Object(patch))
 }
 
-fn print_value(value: &Value, as_json: bool, render: fn(&Value) -> String) {
+/// Prints the engine's answer to `path`: its JSON as it came with `--json`, else read as the
+/// type the API documents for it and rendered for a person.
+fn print_answer<T: DeserializeOwned>(
+    client: &EngineClient,
+    path: &str,
+    answer: Value,
+    as_json: bool,
+    render: fn(&T) -> String,
+) -> anyhow::Result<()> {
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(value).expect("JSON prints")
-        );
+        println!("{}", serde_json::to_string_pretty(&answer)?);
     } else {
-        print!("{}", render(value));
+        let typed: T = client.typed(path, answer)?;
+        print!("{}", render(&typed));
+    }
+    Ok(())
+}
+
+/// A request body as the API reads it.
+fn body_of(body: &impl Serialize) -> Value {
+    serde_json::to_value(body).expect("request bodies serialise")
+}
+
+/// An engine enum's wire spelling (`review_pending`), as its JSON has it.
+fn wire(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(text)) => text,
+        _ => "?".to_string(),
     }
 }
 
-fn render_settings(settings: &Value) -> String {
+fn render_settings(settings: &Settings) -> String {
     format!(
         "defer mode:       {}\npaused:           {}\nreviews enabled:  {}\nserver notices:   {}\n",
-        settings["defer_mode"].as_str().unwrap_or("?"),
-        yes_no(&settings["paused"]),
-        yes_no(&settings["reviews_enabled"]),
-        yes_no(&settings["notify_server_changes"]),
+        wire(&settings.defer_mode),
+        yes_no(settings.paused),
+        yes_no(settings.reviews_enabled),
+        yes_no(settings.notify_server_changes),
     )
 }
 
-fn render_status(status: &Value) -> String {
-    let server = &status["server"];
+fn render_status(status: &Status) -> String {
+    let server = &status.server;
     let mut text = format!(
         "Lull {}\nlearning:         {}\ndefer mode:       {}\nmanaged server:   {}{}\n",
-        status["version"].as_str().unwrap_or("?"),
-        if status["paused"] == json!(true) {
-            "paused"
-        } else {
-            "on"
-        },
-        status["defer_mode"].as_str().unwrap_or("?"),
-        server["state"].as_str().unwrap_or("?"),
-        server["base_url"]
-            .as_str()
-            .map(|url| format!(" at {url}"))
+        shown(&status.version),
+        if status.paused { "paused" } else { "on" },
+        wire(&status.defer_mode),
+        wire(&server.state),
+        server
+            .base_url
+            .as_deref()
+            .map(|url| format!(" at {}", shown(url)))
             .unwrap_or_default(),
     );
-    for model in server["models"].as_array().into_iter().flatten() {
+    for model in &server.models {
         text += &format!(
             "  model {} ({}), {} busy slot(s)\n",
-            model["id"].as_str().unwrap_or("?"),
-            model["status"].as_str().unwrap_or("?"),
-            model["busy_slots"]
+            shown(&model.id),
+            wire(&model.status),
+            model.busy_slots
         );
     }
     text += &format!(
         "reviews:          {} queued, {} running\ndrafts:           {} waiting for review\njobs:             {} running\n",
-        status["queue"]["queued"], status["queue"]["running"], status["drafts"]["review_pending"], status["jobs"]["running"],
+        status.queue.queued, status.queue.running, status.drafts.review_pending, status.jobs.running,
     );
     text
 }
@@ -797,24 +826,21 @@ fn with_status(path: &str, status: Option<String>) -> String {
     }
 }
 
-fn render_reviews(answer: &Value) -> String {
-    let reviews = answer["reviews"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if reviews.is_empty() {
+fn render_reviews(answer: &ReviewList) -> String {
+    if answer.reviews.is_empty() {
         return "no reviews\n".to_string();
     }
     let mut text = String::new();
-    for review in reviews {
+    for review in &answer.reviews {
         text += &format!(
             "{}  {:<10} session {}  attempts {}{}\n",
-            review["id"].as_str().unwrap_or("?"),
-            review["status"].as_str().unwrap_or("?"),
-            review["session_key"].as_str().unwrap_or("?"),
-            review["attempts"],
-            review["last_error"]
-                .as_str()
+            shown(&review.id),
+            wire(&review.status),
+            shown(&review.session_key),
+            review.attempts,
+            review
+                .last_error
+                .as_deref()
                 .map(|e| format!("  ({})", shown(e)))
                 .unwrap_or_default(),
         );
@@ -822,27 +848,21 @@ fn render_reviews(answer: &Value) -> String {
     text
 }
 
-fn render_candidates(answer: &Value) -> String {
-    let candidates = answer["candidates"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if candidates.is_empty() {
+fn render_candidates(answer: &CandidateList) -> String {
+    if answer.candidates.is_empty() {
         return "no candidates\n".to_string();
     }
     let mut text = String::new();
-    for candidate in candidates {
+    for candidate in &answer.candidates {
+        let proposal = &candidate.proposal;
         text += &format!(
             "{:<24} {:<6} {:<10} priority {:.2} confidence {:.2}  {}\n",
-            candidate["skill"].as_str().unwrap_or("?"),
-            candidate["kind"].as_str().unwrap_or("?"),
-            candidate["status"].as_str().unwrap_or("?"),
-            candidate["priority"].as_f64().unwrap_or(0.0),
-            candidate["confidence"].as_f64().unwrap_or(0.0),
-            candidate["rationale"]
-                .as_str()
-                .map(shown)
-                .unwrap_or_default(),
+            shown(&proposal.skill),
+            shown(&proposal.kind),
+            wire(&candidate.status),
+            proposal.priority,
+            proposal.confidence,
+            shown(&proposal.rationale),
         );
     }
     text
@@ -866,51 +886,43 @@ fn shown(text: &str) -> String {
     out
 }
 
-/// The string at `value`, made [`shown`], or `?` when there is none.
-fn text_of(value: &Value) -> String {
-    value.as_str().map(shown).unwrap_or_else(|| "?".into())
-}
-
 /// How many of a draft's findings are not dismissed.
-fn open_findings(draft: &Value) -> usize {
-    draft["safety"]["findings"]
-        .as_array()
-        .map_or(0, |findings| {
-            findings.iter().filter(|f| f["dismissed"].is_null()).count()
-        })
+fn open_findings(draft: &DraftView) -> usize {
+    draft
+        .safety
+        .findings
+        .iter()
+        .filter(|finding| finding.dismissed.is_none())
+        .count()
 }
 
 /// The evaluation in a word: the judge's verdict, else how far it got (`(pending)`).
-fn verdict_of(draft: &Value) -> String {
-    let evaluation = &draft["evaluation"];
-    match evaluation["verdict"].as_str() {
-        Some(verdict) => verdict.to_string(),
-        None => format!("({})", evaluation["status"].as_str().unwrap_or("?")),
+fn verdict_of(draft: &DraftView) -> String {
+    let evaluation = &draft.evaluation;
+    match &evaluation.verdict {
+        Some(verdict) => wire(verdict),
+        None => format!("({})", wire(&evaluation.status)),
     }
 }
 
 /// `lull drafts`: one line a draft, with a header, waiting ones first (as the engine sends
 /// them).
-fn render_drafts(answer: &Value) -> String {
-    let drafts = answer["drafts"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if drafts.is_empty() {
+fn render_drafts(answer: &DraftList) -> String {
+    if answer.drafts.is_empty() {
         return "no drafts\n".to_string();
     }
     let mut text = format!(
         "{:<36}  {:<24}  {:<6}  {:<14}  {:<8}  {:>4}  {}\n",
         "ID", "SKILL", "KIND", "STATUS", "RISK", "OPEN", "VERDICT"
     );
-    for draft in drafts {
+    for draft in &answer.drafts {
         text += &format!(
             "{:<36}  {:<24}  {:<6}  {:<14}  {:<8}  {:>4}  {}\n",
-            text_of(&draft["id"]),
-            text_of(&draft["skill"]),
-            text_of(&draft["kind"]),
-            text_of(&draft["status"]),
-            text_of(&draft["safety"]["max_risk"]),
+            shown(&draft.id),
+            shown(&draft.skill),
+            wire(&draft.kind),
+            wire(&draft.status),
+            wire(&draft.safety.max_risk),
             open_findings(draft),
             verdict_of(draft),
         );
@@ -919,36 +931,35 @@ fn render_drafts(answer: &Value) -> String {
 }
 
 /// Whether Approve would go ahead, and if not, why (open drafts only).
-fn approval_line(draft: &Value) -> String {
-    match draft["blocked_reason"].as_str() {
+fn approval_line(draft: &DraftView) -> String {
+    match &draft.blocked_reason {
         None => format!(
             "approve: ready (`lull drafts approve {}`)\n",
-            text_of(&draft["id"])
+            shown(&draft.id)
         ),
         Some(reason) => format!("approve: refused: {}\n", shown(reason)),
     }
 }
 
 /// `lull drafts show`: everything a person reads before deciding, the SKILL.md last.
-fn render_draft(draft: &Value) -> String {
-    let candidate = &draft["candidate"];
+fn render_draft(draft: &DraftView) -> String {
+    let candidate = &draft.candidate;
     let mut text = format!(
         "draft {} · {} ({}) · {}\n",
-        text_of(&draft["id"]),
-        text_of(&draft["skill"]),
-        text_of(&draft["kind"]),
-        text_of(&draft["status"]),
+        shown(&draft.id),
+        shown(&draft.skill),
+        wire(&draft.kind),
+        wire(&draft.status),
     );
-    text += &format!("description: {}\n", text_of(&draft["description"]));
+    text += &format!("description: {}\n", shown(&draft.description));
     text += &format!(
         "on disk: {}{}\n",
-        match draft["origin"].as_str() {
-            Some("new") => "nothing yet",
-            Some("lull") => "the file Lull last wrote",
-            Some("foreign") => "a file Lull did not write",
-            _ => "?",
+        match draft.origin {
+            Origin::New => "nothing yet",
+            Origin::Lull => "the file Lull last wrote",
+            Origin::Foreign => "a file Lull did not write",
         },
-        if draft["base_changed"] == json!(true) {
+        if draft.base_changed {
             " (changed since the draft was made)"
         } else {
             ""
@@ -956,70 +967,62 @@ fn render_draft(draft: &Value) -> String {
     );
     text += &format!(
         "why: {} (priority {:.2}, confidence {:.2})\n",
-        text_of(&candidate["rationale"]),
-        candidate["priority"].as_f64().unwrap_or(0.0),
-        candidate["confidence"].as_f64().unwrap_or(0.0),
+        shown(&candidate.rationale),
+        candidate.priority,
+        candidate.confidence,
     );
-    if let Some(reason) = draft["reject_reason"].as_str() {
+    if let Some(reason) = &draft.reject_reason {
         text += &format!("rejected: {}\n", shown(reason));
     }
-    if draft["edited_at"].is_i64() {
+    if draft.edited_at.is_some() {
         text += "edited by hand\n";
     }
-    if matches!(
-        draft["status"].as_str(),
-        Some("evaluating" | "blocked" | "review_pending")
-    ) {
+    if draft.status.is_open() {
         text += &approval_line(draft);
     }
 
-    let safety = &draft["safety"];
-    let findings = safety["findings"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let safety = &draft.safety;
     text += &format!(
         "\nsafety: worst risk {} · {} finding(s), {} open · rules v{}\n",
-        text_of(&safety["max_risk"]),
-        findings.len(),
+        wire(&safety.max_risk),
+        safety.findings.len(),
         open_findings(draft),
-        text_of(&safety["rules_version"]),
+        shown(&safety.rules_version),
     );
-    for finding in findings {
+    for view in &safety.findings {
+        let finding = &view.finding;
         text += &format!(
             "  [{}] {:<8} {}:{}  {}\n      {}\n      {}\n",
-            finding["index"],
-            text_of(&finding["risk"]),
-            text_of(&finding["file"]),
-            finding["line"],
-            text_of(&finding["rule"]),
-            text_of(&finding["excerpt"]),
-            text_of(&finding["message"]),
+            view.index,
+            wire(&finding.risk),
+            shown(&finding.file),
+            finding.line,
+            shown(&finding.rule),
+            shown(&finding.excerpt),
+            shown(&finding.message),
         );
-        if let Some(reason) = finding["dismissed"]["reason"].as_str() {
-            text += &format!("      dismissed: {}\n", shown(reason));
+        if let Some(dismissed) = &view.dismissed {
+            text += &format!("      dismissed: {}\n", shown(&dismissed.reason));
         }
     }
 
-    let evaluation = &draft["evaluation"];
-    text += &format!("\nevaluation: {}", text_of(&evaluation["status"]));
-    if let Some(verdict) = evaluation["verdict"].as_str() {
-        text += &format!(" · {verdict}");
+    let evaluation = &draft.evaluation;
+    text += &format!("\nevaluation: {}", wire(&evaluation.status));
+    if let Some(verdict) = &evaluation.verdict {
+        text += &format!(" · {}", wire(verdict));
     }
-    if let (Some(with), Some(without)) = (
-        evaluation["score_with"].as_u64(),
-        evaluation["score_without"].as_u64(),
-    ) {
+    if let (Some(with), Some(without)) = (evaluation.score_with, evaluation.score_without) {
         text += &format!(" · {with}/10 with the skill, {without}/10 without");
     }
     text += "\n";
-    for key in ["reason", "error"] {
-        if let Some(said) = evaluation[key].as_str() {
-            text += &format!("  {}\n", shown(said));
-        }
+    for said in [&evaluation.reason, &evaluation.error]
+        .into_iter()
+        .flatten()
+    {
+        text += &format!("  {}\n", shown(said));
     }
 
-    let diff = text_of(&draft["diff"]);
+    let diff = shown(&draft.diff);
     text += "\ndiff against the file on disk:\n";
     text += if diff.is_empty() {
         "(no change)\n"
@@ -1027,7 +1030,7 @@ fn render_draft(draft: &Value) -> String {
         &diff
     };
     text += "\nSKILL.md:\n";
-    text += &text_of(&draft["skill_md"]);
+    text += &shown(&draft.skill_md);
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -1035,20 +1038,23 @@ fn render_draft(draft: &Value) -> String {
 }
 
 /// After approve, reject, edit or dismiss: where the draft is now, and what comes next.
-fn render_outcome(draft: &Value) -> String {
-    let (id, skill) = (text_of(&draft["id"]), text_of(&draft["skill"]));
-    match draft["status"].as_str() {
-        Some("approved") => {
+fn render_outcome(draft: &DraftView) -> String {
+    let (id, skill) = (shown(&draft.id), shown(&draft.skill));
+    match draft.status {
+        DraftStatus::Approved => {
             format!("draft {id} approved: {skill}/SKILL.md is written in the skills folder\n")
         }
-        Some("rejected") => format!(
+        DraftStatus::Rejected => format!(
             "draft {id} ({skill}) rejected: {}\n",
-            text_of(&draft["reject_reason"])
+            draft
+                .reject_reason
+                .as_deref()
+                .map_or("?".to_string(), shown)
         ),
         _ => format!(
             "draft {id} ({skill}) is {} · worst risk {} · {} open finding(s)\n{}",
-            text_of(&draft["status"]),
-            text_of(&draft["safety"]["max_risk"]),
+            wire(&draft.status),
+            wire(&draft.safety.max_risk),
             open_findings(draft),
             approval_line(draft),
         ),
@@ -1056,43 +1062,42 @@ fn render_outcome(draft: &Value) -> String {
 }
 
 /// `lull skills list`: one line a skill, Lull's with their version.
-fn render_skills(answer: &Value) -> String {
-    let skills = answer["skills"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if skills.is_empty() {
+fn render_skills(answer: &SkillList) -> String {
+    if answer.skills.is_empty() {
         return "no skills\n".to_string();
     }
     let mut text = format!("{:<24} {:<12} {}\n", "NAME", "WRITTEN BY", "DESCRIPTION");
-    for skill in skills {
-        let origin = match skill["version"].as_u64() {
+    for skill in &answer.skills {
+        let origin = match skill.version {
             Some(version) => format!("lull v{version}"),
             None => "not lull".to_string(),
         };
         text += &format!(
             "{:<24} {:<12} {}\n",
-            text_of(&skill["name"]),
+            shown(&skill.name),
             origin,
-            text_of(&skill["description"]),
+            shown(&skill.description),
         );
     }
     text
 }
 
 /// `lull skills rollback`: what the rollback left on disk.
-fn render_rollback(name: &str, answer: &Value) -> String {
-    if answer["removed"] == json!(true) {
+fn render_rollback(name: &str, answer: &RolledBack) -> String {
+    let name = shown(name);
+    if answer.removed {
         return format!("rolled back {name}: Lull had created it, so it is removed\n");
     }
-    format!(
-        "rolled back {name}: the text before Lull's last write is back (recorded as Lull's v{})\n",
-        answer["skill"]["version"]
-    )
+    match answer.skill.as_ref().and_then(|skill| skill.version) {
+        Some(version) => format!(
+            "rolled back {name}: the text before Lull's last write is back (recorded as Lull's v{version})\n"
+        ),
+        None => format!("rolled back {name}: the text before Lull's last write is back\n"),
+    }
 }
 
-fn yes_no(value: &Value) -> &'static str {
-    if value == &json!(true) {
+fn yes_no(value: bool) -> &'static str {
+    if value {
         "yes"
     } else {
         "no"
@@ -1101,19 +1106,34 @@ fn yes_no(value: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use lull::drafts::records::{Evaluation, EvaluationStatus};
+
     use super::*;
+
+    /// `value` read as the API's type `T`, as the commands read the engine's answers.
+    fn typed<T: DeserializeOwned>(value: Value) -> T {
+        serde_path_to_error::deserialize(value).unwrap_or_else(|error| panic!("{error}"))
+    }
 
     #[test]
     fn a_job_shows_its_rounds_why_it_stopped_and_what_to_do_next() {
-        let job = json!({
-            "id": "j1", "status": "completed", "rounds_completed": 1,
-            "stopping": {"max_rounds": 3}, "progress": null, "paused": false,
+        let job: JobView = typed(json!({
+            "id": "j1", "kind": "routing-head", "status": "completed", "rounds_completed": 1,
+            "stopping": {"max_rounds": 3, "target": null, "min_improvement": null, "wall_clock_s": 600},
+            "progress": null, "paused": false,
             "dataset": {"examples": 200, "heldout": 40, "digest": "abcdef0123456789"},
-            "metrics": [{"round": 1, "heldout_loss": 0.6, "live_heldout_loss": 0.7, "heldout_accuracy": 0.6, "live_heldout_accuracy": 0.5}],
+            "metrics": [{"round": 1, "train_loss": 0.65, "heldout_loss": 0.6, "live_heldout_loss": 0.7,
+                "heldout_accuracy": 0.6, "live_heldout_accuracy": 0.5, "heldout_auc": null,
+                "live_heldout_auc": null, "examples_trained": 160, "elapsed_ms": 20}],
             "stop_reason": "max_rounds", "error": null, "artifact": {"digest": "feed"},
-            "cancellable": false, "resumable": false, "promotable": true,
-            "receipts": [{"seq": 1, "kind": "admission"}, {"seq": 2, "kind": "artifact"}],
-        });
+            "promoted_at": null, "cancellable": false, "resumable": false, "promotable": true,
+            "created_at": 1, "started_at": 2, "updated_at": 3, "finished_at": 3,
+            "receipts": [
+                {"seq": 1, "kind": "admission", "at": 1, "digest": "d1", "payload": {}},
+                {"seq": 2, "kind": "artifact", "at": 3, "digest": "d2", "payload": {}}
+            ],
+            "checkpoints": [],
+        }));
         let text = render_job(&job);
         assert!(
             text.contains(
@@ -1128,12 +1148,15 @@ mod tests {
             text.contains("2 receipts: 1:admission 2:artifact"),
             "{text}"
         );
-        let listed = render_jobs(&json!({"jobs": [job]}));
+        let listed = render_jobs(&JobList { jobs: vec![job] });
         assert!(
             listed.contains("1/3") && listed.contains("60.0 %"),
             "{listed}"
         );
-        assert_eq!(render_jobs(&json!({"jobs": []})), "no training jobs\n");
+        assert_eq!(
+            render_jobs(&JobList { jobs: Vec::new() }),
+            "no training jobs\n"
+        );
     }
 
     #[test]
@@ -1147,8 +1170,8 @@ mod tests {
     }
 
     /// A draft as `GET /v1/drafts/{id}` answers, with one high finding.
-    fn draft(status: &str, dismissed: Value) -> Value {
-        json!({
+    fn draft(status: &str, dismissed: Value) -> DraftView {
+        typed(json!({
             "id": "d-1", "candidate_id": "c-1", "review_id": "r-1",
             "skill": "get-tool", "kind": "create", "status": status,
             "description": "Install the tool.",
@@ -1169,16 +1192,20 @@ mod tests {
                 "prompt_tokens": null, "completion_tokens": null},
             "candidate": {"rationale": "installed by hand twice", "priority": 0.7, "confidence": 0.8},
             "reject_reason": null, "created_at": 1, "updated_at": 2, "decided_at": null
-        })
+        }))
     }
 
     #[test]
     fn the_drafts_table_has_a_line_a_draft_with_open_findings_and_verdict() {
-        assert_eq!(render_drafts(&json!({"drafts": []})), "no drafts\n");
+        assert_eq!(
+            render_drafts(&DraftList { drafts: Vec::new() }),
+            "no drafts\n"
+        );
         let mut pending = draft("evaluating", Value::Null);
-        pending["evaluation"] = json!({"status": "pending", "verdict": null});
-        let table =
-            render_drafts(&json!({"drafts": [draft("review_pending", Value::Null), pending]}));
+        pending.evaluation = Evaluation::of(EvaluationStatus::Pending);
+        let table = render_drafts(&DraftList {
+            drafts: vec![draft("review_pending", Value::Null), pending],
+        });
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3, "{table}");
         assert!(
@@ -1239,8 +1266,8 @@ mod tests {
     #[test]
     fn untrusted_text_cannot_drive_the_terminal() {
         let mut hostile = draft("review_pending", Value::Null);
-        hostile["skill_md"] = json!("title\u{1b}]0;pwned\u{7}\n\tok\u{202E}txt.sh\n");
-        hostile["candidate"]["rationale"] = json!("x\u{1b}[2Ky");
+        hostile.skill_md = "title\u{1b}]0;pwned\u{7}\n\tok\u{202E}txt.sh\n".into();
+        hostile.candidate.rationale = "x\u{1b}[2Ky".into();
         let text = render_draft(&hostile);
         assert!(
             !text.contains('\u{1b}') && !text.contains('\u{202E}'),
@@ -1260,7 +1287,7 @@ mod tests {
             "draft d-1 approved: get-tool/SKILL.md is written in the skills folder\n"
         );
         let mut rejected = draft("rejected", Value::Null);
-        rejected["reject_reason"] = json!("too vague");
+        rejected.reject_reason = Some("too vague".into());
         assert_eq!(
             render_outcome(&rejected),
             "draft d-1 (get-tool) rejected: too vague\n"
@@ -1271,7 +1298,7 @@ mod tests {
              approve: refused: 1 high or critical safety finding is not dismissed\n"
         );
         let mut ready = draft("review_pending", json!({"reason": "ours", "at": 5}));
-        ready["blocked_reason"] = Value::Null;
+        ready.blocked_reason = None;
         assert!(
             render_outcome(&ready).ends_with("approve: ready (`lull drafts approve d-1`)\n"),
             "{}",
@@ -1281,11 +1308,14 @@ mod tests {
 
     #[test]
     fn skills_show_who_wrote_them_and_a_rollback_says_what_it_left() {
-        assert_eq!(render_skills(&json!({"skills": []})), "no skills\n");
-        let table = render_skills(&json!({"skills": [
+        assert_eq!(
+            render_skills(&SkillList { skills: Vec::new() }),
+            "no skills\n"
+        );
+        let table = render_skills(&typed(json!({"skills": [
             {"name": "git-bisect", "description": "Find the commit.", "origin": "lull", "version": 2},
             {"name": "mine", "description": "My own.", "origin": "foreign", "version": null}
-        ]}));
+        ]})));
         let rows: Vec<Vec<&str>> = table
             .lines()
             .skip(1)
@@ -1299,10 +1329,12 @@ mod tests {
             ]
         );
         assert_eq!(
-            render_rollback("tool", &json!({"skill": null, "removed": true})),
+            render_rollback("tool", &typed(json!({"skill": null, "removed": true}))),
             "rolled back tool: Lull had created it, so it is removed\n"
         );
-        let restored = json!({"removed": false, "skill": {"name": "tool", "version": 3}});
+        let restored = typed(json!({"removed": false, "skill": {
+            "name": "tool", "description": "A tool.", "origin": "lull", "version": 3
+        }}));
         assert!(render_rollback("tool", &restored).contains("Lull's v3"));
     }
 

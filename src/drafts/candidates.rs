@@ -9,11 +9,12 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::store::{decode_json, encode_json, parse_enum, StoreError};
 
 /// A candidate as a review proposes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CandidateProposal {
     /// The skill's name (lowercase-hyphen).
     pub skill: String,
@@ -32,7 +33,7 @@ pub struct CandidateProposal {
 }
 
 /// Where a candidate is in its life (DESIGN §2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CandidateStatus {
     /// Proposed by a review; no draft yet.
@@ -74,7 +75,7 @@ impl CandidateStatus {
 }
 
 /// A stored candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Candidate {
     /// Its id.
     pub id: String,

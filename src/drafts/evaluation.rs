@@ -21,6 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use ts_rs::TS;
 
 use super::synthesis::{cut, Measure, ROLE_MAX_CHARS};
 use crate::llm::{ChatMessage, ChatRequest};
@@ -71,7 +72,7 @@ const JUDGE_ANSWER_SHOWN_CHARS: usize = 2_000;
 const JUDGE_SKILL_SHOWN_CHARS: usize = 6_000;
 
 /// What the judge thinks the draft did to the agent's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The answer with the skill is better.

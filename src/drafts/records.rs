@@ -7,13 +7,14 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::evaluation::Verdict;
 use crate::safety::{Risk, SafetyReport};
 use crate::store::{decode_json, encode_json, parse_enum, StoreError};
 
 /// Whether a draft makes a new skill or changes one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DraftKind {
     /// A new skill.
@@ -33,7 +34,7 @@ impl DraftKind {
 }
 
 /// Where a draft is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DraftStatus {
     /// Its evaluation is queued or running.
@@ -90,7 +91,7 @@ impl DraftStatus {
 }
 
 /// How far a draft's evaluation got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EvaluationStatus {
     /// Queued or running.
@@ -105,7 +106,7 @@ pub enum EvaluationStatus {
 
 /// A draft's evaluation: the source conversation replayed with and without it, and a judge's
 /// verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Evaluation {
     /// How far it got.
     pub status: EvaluationStatus,
@@ -146,7 +147,7 @@ impl Evaluation {
 }
 
 /// A finding as stored with its draft.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct StoredFinding {
     /// The rule's id.
     pub rule: String,

@@ -11,7 +11,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::provenance::{self, Action, Write};
 use super::records::{self, Dismissal, Draft, DraftKind, DraftStatus, Evaluation, StoredReport};
@@ -30,7 +31,7 @@ use crate::store::Store;
 pub const MAX_REASON_CHARS: usize = 2_000;
 
 /// What is on disk under a draft's skill name now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// Nothing.
@@ -42,7 +43,7 @@ pub enum Origin {
 }
 
 /// A finding as a person sees it, with its dismissal.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct FindingView {
     /// Its position in the report (what *Dismiss* names).
     pub index: usize,
@@ -54,7 +55,7 @@ pub struct FindingView {
 }
 
 /// A dismissal as shown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct DismissalView {
     /// Why.
     pub reason: String,
@@ -63,7 +64,7 @@ pub struct DismissalView {
 }
 
 /// A draft's safety report as shown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SafetyView {
     /// The worst risk.
     pub max_risk: Risk,
@@ -76,7 +77,7 @@ pub struct SafetyView {
 }
 
 /// The candidate behind a draft.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CandidateSummary {
     /// Why it is worth learning.
     pub rationale: String,
@@ -87,7 +88,7 @@ pub struct CandidateSummary {
 }
 
 /// A draft as the API and the window show it (`GET /v1/drafts/{id}`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct DraftView {
     /// Its id.
     pub id: String,
@@ -134,7 +135,7 @@ pub struct DraftView {
 }
 
 /// Who wrote a skill on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillOrigin {
     /// The file is the one Lull last wrote.
@@ -144,7 +145,7 @@ pub enum SkillOrigin {
 }
 
 /// A skill in the skills directory (`GET /v1/skills`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SkillEntry {
     /// Its name.
     pub name: String,
@@ -157,7 +158,7 @@ pub struct SkillEntry {
 }
 
 /// What a rollback did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct RolledBack {
     /// The skill as it is now, when a text was put back (`None` also when the text put back
     /// is not a valid skill the index lists).

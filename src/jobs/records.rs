@@ -10,12 +10,21 @@
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::skills::sha256_hex;
 use crate::store::{decode_json, encode_json, parse_enum, StoreError};
 
+/// What a job trains (DESIGN §4): only the routing head so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobKind {
+    /// A new routing head, trained on the outcomes the agent reported.
+    RoutingHead,
+}
+
 /// Where a job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     /// Admitted; its runner has not started a round yet.
@@ -75,7 +84,7 @@ impl JobStatus {
 }
 
 /// When a job stops (DESIGN §2.4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
 pub struct Stopping {
     /// Rounds at most.
@@ -90,8 +99,36 @@ pub struct Stopping {
     pub wall_clock_s: u64,
 }
 
+/// One committed round's metrics: the trained head's, and the live head's on the same held-out
+/// split, so a person can tell whether promoting it would help.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct RoundMetrics {
+    /// The round, from 1.
+    pub round: u32,
+    /// Mean loss over the round's training examples.
+    pub train_loss: f64,
+    /// The trained head's held-out loss.
+    pub heldout_loss: f64,
+    /// The trained head's held-out accuracy, 0..1.
+    pub heldout_accuracy: f64,
+    /// The live head's held-out loss.
+    pub live_heldout_loss: f64,
+    /// The live head's held-out accuracy, 0..1.
+    pub live_heldout_accuracy: f64,
+    /// The trained head's held-out ROC AUC; `None` when every held-out outcome is the same.
+    #[serde(default)]
+    pub heldout_auc: Option<f64>,
+    /// The live head's, likewise.
+    #[serde(default)]
+    pub live_heldout_auc: Option<f64>,
+    /// Examples trained on in the round.
+    pub examples_trained: u64,
+    /// How long the round took.
+    pub elapsed_ms: u64,
+}
+
 /// The kinds of receipt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiptKind {
     /// The job was admitted with its identity.
@@ -113,7 +150,7 @@ pub enum ReceiptKind {
 }
 
 /// One receipt.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Receipt {
     /// 1, 2, … with no gap.
     pub seq: u32,
@@ -124,11 +161,12 @@ pub struct Receipt {
     /// sha256 of the kind and the payload's JSON text.
     pub digest: String,
     /// What it says.
+    #[ts(type = "Record<string, unknown>")]
     pub payload: Value,
 }
 
 /// One committed round.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Checkpoint {
     /// Its round, from 1.
     pub round: u32,
@@ -138,9 +176,9 @@ pub struct Checkpoint {
     pub parent_sha256: Option<String>,
     /// When (unix ms).
     pub created_at: i64,
-    /// The round's metrics.
+    /// The round's metrics (in the job's `metrics`).
     #[serde(skip)]
-    pub metrics: Value,
+    pub metrics: RoundMetrics,
     /// The trained head's snapshot bytes.
     #[serde(skip)]
     pub state: Vec<u8>,
@@ -151,8 +189,8 @@ pub struct Checkpoint {
 pub struct JobRow {
     /// Its id.
     pub id: String,
-    /// `routing-head`.
-    pub kind: String,
+    /// What it trains.
+    pub kind: JobKind,
     /// Where it is.
     pub status: JobStatus,
     /// When it stops.
@@ -200,7 +238,7 @@ const COLUMNS: &str = "id, kind, status, stopping, config_digest, dataset_digest
 fn from_row(row: &Row<'_>) -> Result<JobRow, StoreError> {
     Ok(JobRow {
         id: row.get(0)?,
-        kind: row.get(1)?,
+        kind: parse_enum("job kind", &row.get::<_, String>(1)?)?,
         status: parse_enum("job status", &row.get::<_, String>(2)?)?,
         stopping: decode_json("job stopping policy", &row.get::<_, String>(3)?)?,
         config_digest: row.get(4)?,
@@ -409,8 +447,8 @@ pub struct CommittedRound<'a> {
     pub state: &'a [u8],
     /// The previous round's sha256.
     pub parent_sha256: Option<&'a str>,
-    /// The round's metrics (JSON).
-    pub metrics: &'a Value,
+    /// The round's metrics.
+    pub metrics: &'a RoundMetrics,
 }
 
 /// Commits a round: its checkpoint, its training and evaluation receipts, and the job's round
@@ -431,8 +469,8 @@ pub fn commit_round(
         "round": round.round,
         "checkpoint_sha256": sha,
         "parent_sha256": round.parent_sha256,
-        "examples_trained": round.metrics.get("examples_trained"),
-        "train_loss": round.metrics.get("train_loss"),
+        "examples_trained": round.metrics.examples_trained,
+        "train_loss": round.metrics.train_loss,
     });
     append_receipt(
         &transaction,
@@ -445,7 +483,7 @@ pub fn commit_round(
         &transaction,
         round.job_id,
         ReceiptKind::Evaluation,
-        round.metrics,
+        &serde_json::to_value(round.metrics).expect("metrics serialise"),
         now_ms,
     )?;
     transaction.execute(

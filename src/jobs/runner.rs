@@ -12,10 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use ts_rs::TS;
 
-use super::records::{self, Change, CommittedRound, JobRow, JobStatus, ReceiptKind};
+use super::records::{self, Change, CommittedRound, JobRow, JobStatus, ReceiptKind, RoundMetrics};
 use super::service::{artifact_digest, JobsInner};
 use super::training::{self, Control, Dataset, RoundOutcome, Split, TRAINING_RULE};
 use crate::events::EngineEvent;
@@ -30,7 +31,7 @@ const PAUSE_POLL: Duration = Duration::from_millis(100);
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Where a running round is, for the progress bar.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Progress {
     /// The round being trained, from 1.
     pub round: u32,
@@ -233,12 +234,7 @@ fn run(
         move |c| {
             Ok(records::checkpoints(c, &job_id, false)?
                 .last()
-                .and_then(|checkpoint| {
-                    checkpoint
-                        .metrics
-                        .get("heldout_loss")
-                        .and_then(Value::as_f64)
-                }))
+                .map(|checkpoint| checkpoint.metrics.heldout_loss))
         }
     })?;
     let deadline = job.deadline_at.unwrap_or(i64::MAX);
@@ -321,18 +317,18 @@ fn run(
         };
         let heldout = training::evaluate(&head, dataset.select(&split.heldout))
             .map_err(|err| End::Failed(err.to_string()))?;
-        let metrics = json!({
-            "round": round,
-            "train_loss": train_loss,
-            "heldout_loss": heldout.loss,
-            "heldout_accuracy": heldout.accuracy,
-            "live_heldout_loss": live_metrics.loss,
-            "live_heldout_accuracy": live_metrics.accuracy,
-            "heldout_auc": heldout.auc,
-            "live_heldout_auc": live_metrics.auc,
-            "examples_trained": examples_trained,
-            "elapsed_ms": round_started.elapsed().as_millis() as u64,
-        });
+        let metrics = RoundMetrics {
+            round,
+            train_loss,
+            heldout_loss: heldout.loss,
+            heldout_accuracy: heldout.accuracy,
+            live_heldout_loss: live_metrics.loss,
+            live_heldout_accuracy: live_metrics.accuracy,
+            heldout_auc: heldout.auc,
+            live_heldout_auc: live_metrics.auc,
+            examples_trained: examples_trained as u64,
+            elapsed_ms: round_started.elapsed().as_millis() as u64,
+        };
         let state = head.snapshot().to_bytes();
         let (job_id, committed_metrics, parent_sha) =
             (id.to_string(), metrics.clone(), parent.clone());

@@ -12,13 +12,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use ts_rs::TS;
 
-use super::records::{self, Change, Checkpoint, JobRow, JobStatus, Receipt, ReceiptKind, Stopping};
+use super::records::{
+    self, Change, Checkpoint, JobKind, JobRow, JobStatus, Receipt, ReceiptKind, RoundMetrics,
+    Stopping,
+};
 use super::runner::{self, LastRound, Progress, RunControl};
 use super::training::{self, Dataset};
 use crate::engine::EngineError;
+use crate::error_code::ErrorCode;
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::{EngineClock, IdleGate};
 use crate::routing::{HeadSnapshot, RoutingService};
@@ -33,12 +38,12 @@ pub const MAX_WALL_CLOCK_S: u64 = 24 * 3600;
 const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// What a person sees of a job (`GET /v1/jobs/{id}`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct JobView {
     /// Its id.
     pub id: String,
-    /// `routing-head`.
-    pub kind: String,
+    /// What it trains.
+    pub kind: JobKind,
     /// Where it is.
     pub status: JobStatus,
     /// When it stops.
@@ -46,7 +51,7 @@ pub struct JobView {
     /// Committed rounds.
     pub rounds_completed: u32,
     /// One entry per committed round.
-    pub metrics: Vec<Value>,
+    pub metrics: Vec<RoundMetrics>,
     /// Where the running round is.
     pub progress: Option<Progress>,
     /// A live turn holds training.
@@ -82,7 +87,7 @@ pub struct JobView {
 }
 
 /// A job's dataset as shown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct DatasetView {
     /// sha256 of the examples.
     pub digest: String,
@@ -93,7 +98,7 @@ pub struct DatasetView {
 }
 
 /// A job's artifact as shown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ArtifactView {
     /// sha256 over the job's identity and its ordered checkpoint chain.
     pub digest: String,
@@ -199,7 +204,7 @@ impl JobService {
         let split = training::Split::of(&dataset);
         if split.train.is_empty() || split.heldout.is_empty() {
             return Err(EngineError::Refused {
-                code: "no_data",
+                code: ErrorCode::NoData,
                 message: format!(
                     "there are {} logged outcomes of this embedder ({} held out): a job needs some to train on and some to measure on; report more outcomes (POST /v1/outcomes) first",
                     dataset.examples.len(),
@@ -370,7 +375,7 @@ impl JobService {
         let job = self.get(id).await?;
         if !job.status.is_resumable() || self.inner.control(id).is_some() {
             return Err(EngineError::Refused {
-                code: "job_not_resumable",
+                code: ErrorCode::JobNotResumable,
                 message: format!(
                     "job {id} is {}; only an interrupted or budget-exhausted job can be resumed",
                     job.status.as_str()
@@ -391,7 +396,7 @@ impl JobService {
                         if dataset.digest == row.dataset_digest {
                             Ok(last)
                         } else {
-                            Err(("dataset_changed", format!("the logged outcomes this job trains on changed since it was admitted (sha256 {} then, {} now); start a new job", short(&row.dataset_digest), short(&dataset.digest))))
+                            Err((ErrorCode::DatasetChanged, format!("the logged outcomes this job trains on changed since it was admitted (sha256 {} then, {} now); start a new job", short(&row.dataset_digest), short(&dataset.digest))))
                         }
                     }
                     Err(refusal) => Err(refusal),
@@ -406,7 +411,7 @@ impl JobService {
                 let now = self.inner.clock.now_ms();
                 let (job_id, payload) = (
                     id.to_string(),
-                    json!({ "reason": code, "message": message }),
+                    json!({ "reason": code.as_str(), "message": message }),
                 );
                 self.inner
                     .store
@@ -449,7 +454,7 @@ impl JobService {
             .await?;
         if !started {
             return Err(EngineError::Refused {
-                code: "job_not_resumable",
+                code: ErrorCode::JobNotResumable,
                 message: format!("job {id} changed meanwhile; look again"),
             });
         }
@@ -471,7 +476,7 @@ impl JobService {
         let job = self.get(id).await?;
         if !job.promotable {
             return Err(EngineError::Refused {
-                code: "job_not_promotable",
+                code: ErrorCode::JobNotPromotable,
                 message: match (&job.artifact, job.promoted_at) {
                     (_, Some(_)) => format!("job {id} was promoted already"),
                     (None, _) => format!("job {id} is {} and has no artifact yet; only a finished job can be promoted", job.status.as_str()),
@@ -490,12 +495,12 @@ impl JobService {
             })
             .await?;
         let state = state.ok_or_else(|| EngineError::Refused {
-            code: "checkpoint_missing",
+            code: ErrorCode::CheckpointMissing,
             message: format!("job {id} has no committed round to promote"),
         })?;
         let snapshot =
             HeadSnapshot::from_bytes(&state, dim).map_err(|err| EngineError::Refused {
-                code: "checkpoint_chain_broken",
+                code: ErrorCode::CheckpointChainBroken,
                 message: format!("job {id}'s last checkpoint does not read as a head: {err}"),
             })?;
         let promoted = self
@@ -606,7 +611,7 @@ impl JobsInner {
 }
 
 /// Why a resume is refused: a code an agent may act on, and a message for the person.
-type Refusal = (&'static str, String);
+type Refusal = (ErrorCode, String);
 
 /// The last committed round and its sha256 when the chain holds, else a refusal code and a
 /// message: every state re-digested, every parent link, the rounds 1…n with n the job's count.
@@ -616,7 +621,7 @@ fn verify_chain(job: &JobRow, checkpoints: &[Checkpoint]) -> Result<Option<LastR
         let expected_round = index as u32 + 1;
         if checkpoint.round != expected_round {
             return Err((
-                "checkpoint_missing",
+                ErrorCode::CheckpointMissing,
                 format!(
                     "job {} has no checkpoint of round {expected_round} (the next one is round {})",
                     job.id, checkpoint.round
@@ -625,16 +630,16 @@ fn verify_chain(job: &JobRow, checkpoints: &[Checkpoint]) -> Result<Option<LastR
         }
         let digest = sha256_hex(&checkpoint.state);
         if digest != checkpoint.sha256 {
-            return Err(("checkpoint_chain_broken", format!("the checkpoint of round {} does not match its sha256 (recorded {}, now {}): it was altered; start a new job", checkpoint.round, short(&checkpoint.sha256), short(&digest))));
+            return Err((ErrorCode::CheckpointChainBroken, format!("the checkpoint of round {} does not match its sha256 (recorded {}, now {}): it was altered; start a new job", checkpoint.round, short(&checkpoint.sha256), short(&digest))));
         }
         if checkpoint.parent_sha256.as_deref() != parent {
-            return Err(("checkpoint_chain_broken", format!("the checkpoint of round {} does not name round {}'s as its parent; start a new job", checkpoint.round, checkpoint.round.saturating_sub(1))));
+            return Err((ErrorCode::CheckpointChainBroken, format!("the checkpoint of round {} does not name round {}'s as its parent; start a new job", checkpoint.round, checkpoint.round.saturating_sub(1))));
         }
         parent = Some(&checkpoint.sha256);
     }
     if checkpoints.len() as u32 != job.rounds_completed {
         return Err((
-            "checkpoint_missing",
+            ErrorCode::CheckpointMissing,
             format!(
                 "job {} committed {} rounds but {} checkpoints are stored; start a new job",
                 job.id,

@@ -30,10 +30,11 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use rusqlite::Connection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
+use ts_rs::TS;
 
 use crate::config::{DeferMode, ReviewsConfig};
 use crate::events::{EngineEvent, EventBus};
@@ -80,7 +81,7 @@ impl RetryPolicy {
 }
 
 /// What the dispatcher is doing, for the Overview.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Activity {
     /// Its state.
     pub state: ActivityState,
@@ -89,7 +90,7 @@ pub struct Activity {
 }
 
 /// The dispatcher's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityState {
     /// Nothing to do.

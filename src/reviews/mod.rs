@@ -14,9 +14,10 @@ pub mod queue;
 use std::sync::Arc;
 
 use rusqlite::Connection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::Instant;
+use ts_rs::TS;
 
 use crate::config::{DeferMode, LearningConfig};
 use crate::drafts::candidates::CandidateProposal;
@@ -30,7 +31,7 @@ use prompt::Window;
 pub use queue::{NewReview, Review, ReviewStatus, RunUsage};
 
 /// What `POST /v1/reviews` did with a submission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Queued until a lull.

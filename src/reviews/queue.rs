@@ -10,6 +10,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::drafts::candidates::{self, CandidateProposal};
 pub use crate::learning::RetryPolicy;
@@ -17,7 +18,7 @@ use crate::llm::{ChatEndpoint, ChatMessage};
 use crate::store::{decode_json, encode_json, parse_enum, StoreError};
 
 /// Where a review is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewStatus {
     /// Waiting for its turn (or for a lull).
@@ -49,7 +50,7 @@ impl ReviewStatus {
 }
 
 /// A review as stored, transcript included.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Review {
     /// Its id.
     pub id: String,

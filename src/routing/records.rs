@@ -7,13 +7,14 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::head::{CandidateFeatures, ForwardPass, Outcome, RankedSkill, SkillStats};
 use crate::store::StoreError;
 
 /// A saved head as the status view lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SavedHead {
     /// Its embedding dimension (one saved head per dimension).
     pub dim: usize,

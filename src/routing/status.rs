@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use ts_rs::TS;
 
 use super::head::RankedSkill;
 use super::records::SavedHead;
@@ -19,7 +20,7 @@ pub struct RouteAnswer {
 }
 
 /// Which embedder the service uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EmbedderKind {
     /// The managed server's `/v1/embeddings` (what the engine's
@@ -30,7 +31,7 @@ pub enum EmbedderKind {
 }
 
 /// The embedder in use, for the status view.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct EmbedderStatus {
     /// Its name, e.g. `server:nomic-embed` or `hashed-ngrams-v1`.
     pub name: String,
@@ -44,7 +45,7 @@ pub struct EmbedderStatus {
 
 /// The routing section of the status view (DESIGN §1: head status, update count, recent reward
 /// curve).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct RoutingStatus {
     /// The embedder in use.
     pub embedder: EmbedderStatus,
@@ -71,6 +72,7 @@ pub struct RoutingStatus {
     /// a saved head, a fresh one and why, a promoted or a restored one.
     pub head_origin: String,
     /// What trained the live head first: `online` or `job:<id>`; kept across restarts.
+    #[ts(type = "string")]
     pub head_source: HeadSource,
     /// REINFORCE baseline: the moving average of rewards, −1..1.
     pub baseline: f32,
@@ -121,6 +123,17 @@ impl std::fmt::Display for HeadSource {
 impl Serialize for HeadSource {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for HeadSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let label = String::deserialize(deserializer)?;
+        HeadSource::parse(&label).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{label}` is not a head source (`online` or `job:<id>`)"
+            ))
+        })
     }
 }
 

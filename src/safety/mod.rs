@@ -39,6 +39,7 @@ mod unicode;
 use std::path::Path;
 
 use serde::Serialize;
+use ts_rs::TS;
 
 // The skills writer's digest, so a report's `sha256` equals the one of the file written.
 use crate::skills::sha256_hex;
@@ -54,7 +55,7 @@ pub const RULES_VERSION: &str = "1";
 /// `high` and above block approval until a person dismisses the finding with a reason;
 /// `critical` blocks a draft before it is evaluated.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, TS,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {

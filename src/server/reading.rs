@@ -3,11 +3,12 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::url_match::is_managed_url;
 
 /// What Lull knows about the managed server, one word (DESIGN §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerState {
     /// No state file: no managed server, or it stopped.
@@ -46,7 +47,7 @@ impl fmt::Display for ServerState {
 
 /// A model's status as llama-server reports it; in single-model mode the one model is
 /// [`ModelStatus::Loaded`] once the server is ready.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelStatus {
     /// In memory: learning work may run on it.
@@ -78,7 +79,7 @@ impl ModelStatus {
 }
 
 /// One model of the managed server, as the `/v1/status` contract shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ModelReading {
     /// The id requests name it by.
     pub id: String,
@@ -122,7 +123,7 @@ impl fmt::Debug for ApiKey {
 
 /// One reading of the managed server: the `server` object of `/v1/status` (DESIGN §4) plus a
 /// `reason` saying why it is not ready or not idle, in words a person can act on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ServerReading {
     /// The one-word state.
     pub state: ServerState,

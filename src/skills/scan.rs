@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use super::skill::{parse_skill_md, Skill, SkillError, MAX_SKILL_MD_BYTES, SKILL_FILE_NAME};
 use super::SkillsError;
@@ -21,7 +22,7 @@ pub struct SkillSet {
 }
 
 /// A folder of the skills directory that is not a usable skill, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct SkippedSkill {
     /// The folder's name (lossy if it is not UTF-8).
     pub folder: String,

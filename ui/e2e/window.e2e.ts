@@ -338,9 +338,7 @@ describe("Jobs", () => {
     await browser.$("#job-title").scrollIntoView();
     await button("Promote").click();
     await eventually("the run is promoted", async () => (await job(finished.id)).promoted_at !== null);
-    // The UI's routing type leaves the head's source out; the engine's answer has it.
-    const live = await api<{ routing: { head_source: string } }>("GET", "/v1/status");
-    expect(live.routing.head_source).toBe(`job:${finished.id}`);
+    expect((await status()).routing?.head_source).toBe(`job:${finished.id}`);
     await titleLabel("Live").waitForExist();
     await look(browser, "jobs-promoted");
   });

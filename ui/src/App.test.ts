@@ -1,8 +1,10 @@
 import { fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import App from "./App.svelte";
 import { SETTLE_MS } from "./lib/refresh";
 import { busyStatus, fakeBackend } from "./test/fixtures";
+import { tabTo } from "./test/keyboard";
 
 describe("App", () => {
   it("navigates between the six views", async () => {
@@ -64,14 +66,14 @@ describe("App", () => {
     const before = reads();
 
     listeners().onEngineEvent({ type: "review_started", review_id: "r1", attempt: 1 });
-    listeners().onEngineEvent({ type: "learning_activity" });
+    listeners().onEngineEvent({ type: "learning_activity", activity: { state: "running", reason: "reviewing session agent-7" } });
     await waitFor(() => expect(vi.mocked(backend.engineStatus).mock.calls.length).toBeGreaterThan(1));
     expect(reads()).toBe(before);
 
-    listeners().onEngineEvent({ type: "draft_ready", draft_id: "d1" });
+    listeners().onEngineEvent({ type: "draft_changed", draft_id: "d1", skill: "git-rebase-safely", status: "review_pending" });
     await waitFor(() => expect(reads()).toBeGreaterThan(before));
     const afterDraft = reads();
-    listeners().onEngineEvent({ type: "candidate_superseded", candidate_id: "c1" });
+    listeners().onEngineEvent({ type: "candidate_changed", candidate_id: "c1", skill: "git-rebase-safely", status: "superseded", reason: "another draft covers it" });
     await waitFor(() => expect(reads()).toBeGreaterThan(afterDraft));
     const afterCandidate = reads();
 
@@ -118,13 +120,13 @@ describe("App, training runs", () => {
     const before = reads();
 
     listeners().onEngineEvent({ type: "review_started", review_id: "r1", attempt: 1 });
-    listeners().onEngineEvent({ type: "draft_ready", draft_id: "d1" });
+    listeners().onEngineEvent({ type: "draft_changed", draft_id: "d1", skill: "git-rebase-safely", status: "review_pending" });
     await waitFor(() => expect(statusReads()).toBeGreaterThan(1));
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
     expect(reads()).toBe(before);
 
     const statusBefore = statusReads();
-    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 11, batches: 40, elapsed_ms: 31_000, remaining_ms: 41_000 });
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 11, batches: 40, elapsed_ms: 31_000, remaining_ms: 41_000, metrics: null });
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
     expect(reads()).toBe(before);
     expect(statusReads()).toBe(statusBefore);
@@ -135,7 +137,7 @@ describe("App, training runs", () => {
     const afterChange = reads();
 
     // A progress event for a run the list does not hold yet asks for the list.
-    listeners().onEngineEvent({ type: "job_progress", job_id: "job-unknown", round: 1, batch: 1, batches: 40, elapsed_ms: 1_000, remaining_ms: null });
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-unknown", round: 1, batch: 1, batches: 40, elapsed_ms: 1_000, remaining_ms: null, metrics: null });
     await waitFor(() => expect(reads()).toBeGreaterThan(afterChange));
     const afterUnknown = reads();
 
@@ -162,5 +164,54 @@ describe("App, changes with no engine event", () => {
     const reads = vi.mocked(backend.engineStatus).mock.calls.length;
     await fireEvent.click(screen.getByRole("button", { name: "Routing" }));
     expect(vi.mocked(backend.engineStatus).mock.calls.length).toBeGreaterThan(reads);
+  });
+});
+
+describe("App, by keyboard only", () => {
+  it("moves through the views with the arrow keys, and opens one with Enter", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await user.tab();
+    expect(screen.getByRole("button", { name: "Overview" })).toHaveFocus();
+    await user.keyboard("{ArrowDown}{ArrowDown}{ArrowDown}");
+    expect(screen.getByRole("button", { name: "Jobs" })).toHaveFocus();
+    await user.keyboard("{ArrowUp}{Enter}");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Drafts"));
+    expect(screen.getByRole("button", { name: /^Drafts/ })).toHaveAttribute("aria-current", "page");
+    expect(screen.getByRole("button", { name: "Overview" })).not.toHaveAttribute("aria-current");
+    await user.keyboard("{End}");
+    expect(screen.getByRole("button", { name: "Settings" })).toHaveFocus();
+  });
+
+  it("approves a draft: Tab to it, Enter, Tab to Approve, Enter", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await user.tab();
+    await user.keyboard("{ArrowDown}{ArrowDown}{Enter}");
+    const item = await screen.findByRole("button", { name: /^git-rebase-safely/ });
+    await tabTo(user, item);
+    await user.keyboard("{Enter}");
+    await tabTo(user, screen.getByRole("button", { name: "Approve" }));
+    await user.keyboard("{Enter}");
+    expect(backend.approveDraft).toHaveBeenCalledWith("d-clean");
+    // Its buttons are gone: the focus is on the draft's title, where the answer shows.
+    await waitFor(() => expect(screen.getByRole("heading", { level: 3, name: "git-rebase-safely" })).toHaveFocus());
+  });
+
+  it("reaches the Overview's and the Routing view's content, which scrolls with the keyboard", async () => {
+    const user = userEvent.setup();
+    const { backend } = fakeBackend();
+    render(App, { backend });
+    await screen.findByText("Live turns");
+    const main = screen.getByRole("main");
+    await tabTo(user, main);
+    await tabTo(user, screen.getByRole("button", { name: "Routing" }), { backwards: true });
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("Routing"));
+    await user.tab();
+    await user.tab();
+    expect(main).toHaveFocus();
   });
 });

@@ -3,18 +3,19 @@
 // `Backend` interface, so tests pass a fake one.
 import { invoke, isTauri } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { Draft, DraftStatus } from "./drafts";
+import type { Draft } from "./drafts";
 import { ENGINE_UNAVAILABLE, toCommandError } from "./errors";
+import type { DraftStatus, EngineEvent as StreamedEvent, ReviewStatus } from "./generated/engine";
 import type { Job, StoppingPolicy } from "./jobs";
-import type { Review, ReviewStatus } from "./reviews";
+import type { Review } from "./reviews";
 import type { Settings, SettingsPatch } from "./settings";
 import type { Status } from "./status";
 
-/** One engine event (`{"type":"review_queued",…}`), or `{"type":"lagged"}`. */
-export interface EngineEvent {
-  type: string;
-  [field: string]: unknown;
-}
+/**
+ * One engine event as the app forwards it from `GET /v1/events` (`{"type":"review_queued",…}`),
+ * or `{"type":"lagged"}` when the app fell behind and missed some: anything may have changed.
+ */
+export type EngineEvent = StreamedEvent | { type: "lagged" };
 
 /** Whether the app's engine runs (`engine-host` event). */
 export type HostState =

@@ -1,118 +1,17 @@
 // Drafts as the engine sends them (`list_drafts`, `get_draft`; docs: SKILL_LEARNING "Draft JSON")
 // and how the Drafts view words them. Pure: no I/O, no Svelte.
 
+import type { DraftKind, DraftStatus, DraftView, Evaluation, FindingView, Risk, Verdict } from "./generated/engine";
 import { formatAge } from "./reviews";
 import { count } from "./status";
 
-/** Where a draft is in its life. `blocked` and `review_pending` wait for the person. */
-export type DraftStatus = "evaluating" | "blocked" | "review_pending" | "approved" | "rejected";
+export type { Evaluation } from "./generated/engine";
 
-/** Whether the draft makes a new skill or changes one. */
-export type DraftKind = "create" | "update";
+/** One draft SKILL.md waiting for, or past, a person's decision: the engine's `DraftView`. */
+export type Draft = DraftView;
 
-/** What is on disk now under the draft's name: nothing, a file Lull wrote, or another one. */
-export type DraftOrigin = "new" | "lull" | "foreign";
-
-/** A finding's risk. */
-export type FindingRisk = "low" | "medium" | "high" | "critical";
-
-/** The highest risk of a safety report; `none` when nothing was found. */
-export type SafetyRisk = "none" | FindingRisk;
-
-export type EvaluationStatus = "pending" | "done" | "failed" | "skipped";
-
-export type Verdict = "helps" | "neutral" | "hurts";
-
-/** A person's dismissal of a finding. */
-export interface Dismissal {
-  reason: string;
-  /** unix ms */
-  at: number;
-}
-
-/** One thing the safety check found in the draft's text. */
-export interface Finding {
-  /** Its place in `safety.findings`: what `dismiss_finding` names. */
-  index: number;
-  rule: string;
-  category: string;
-  risk: FindingRisk;
-  /** The file it is in; null: the SKILL.md itself. */
-  file: string | null;
-  line: number;
-  /** The offending text, verbatim: untrusted, shown as text only. */
-  excerpt: string;
-  message: string;
-  dismissed: Dismissal | null;
-}
-
-/** The deterministic safety check's report on `skill_md`. */
-export interface SafetyReport {
-  max_risk: SafetyRisk;
-  sha256: string;
-  rules_version: string;
-  findings: Finding[];
-}
-
-/** The replay of the source conversation with and without the draft, and a judge's verdict. */
-export interface Evaluation {
-  /** `skipped`: a critical finding blocked the draft before evaluation. */
-  status: EvaluationStatus;
-  verdict: Verdict | null;
-  /** 0..10 */
-  score_with: number | null;
-  /** 0..10 */
-  score_without: number | null;
-  reason: string | null;
-  error: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  /** The judge read a text that was edited since. */
-  stale: boolean;
-}
-
-/** What the review proposed, that the draft was written from. */
-export interface CandidateSummary {
-  rationale: string;
-  /** 0..1 */
-  priority: number;
-  /** 0..1 */
-  confidence: number;
-}
-
-/** One draft SKILL.md waiting for, or past, a person's decision. */
-export interface Draft {
-  id: string;
-  candidate_id: string;
-  review_id: string;
-  /** Lowercase-hyphen name, equal to its folder. */
-  skill: string;
-  kind: DraftKind;
-  status: DraftStatus;
-  /** From the draft's front matter. */
-  description: string;
-  /** The text Approve writes (after edits). Untrusted: a model wrote it from a transcript. */
-  skill_md: string;
-  /** unix ms */
-  edited_at: number | null;
-  /** Unified diff: the file on disk now (or nothing) → `skill_md`. */
-  diff: string;
-  /** The file on disk changed since the draft was made: Approve is refused. */
-  base_changed: boolean;
-  origin: DraftOrigin;
-  safety: SafetyReport;
-  /** No undismissed high/critical finding, status review_pending|blocked, base not changed. */
-  approvable: boolean;
-  /** Why Approve is refused, in words for a person. */
-  blocked_reason: string | null;
-  evaluation: Evaluation;
-  candidate: CandidateSummary;
-  reject_reason: string | null;
-  /** unix ms */
-  created_at: number;
-  updated_at: number;
-  decided_at: number | null;
-}
+/** One thing the safety check found in the draft's text, with its dismissal, if any. */
+export type Finding = FindingView;
 
 /** The statuses that wait for the person, in the order the list shows them. */
 const RANK: Record<DraftStatus, number> = {
@@ -174,7 +73,7 @@ export function kindLabel(kind: DraftKind): string {
   return kind === "create" ? "New skill" : "Update";
 }
 
-export function riskLabel(risk: SafetyRisk): string {
+export function riskLabel(risk: Risk): string {
   switch (risk) {
     case "none":
       return "No risk found";
@@ -201,7 +100,7 @@ export function verdictLabel(verdict: Verdict): string {
 }
 
 /** A risk that keeps Approve refused while its finding stands undismissed. */
-export function isBlockingRisk(risk: FindingRisk): boolean {
+export function isBlockingRisk(risk: Risk): boolean {
   return risk === "high" || risk === "critical";
 }
 

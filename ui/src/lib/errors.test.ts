@@ -3,10 +3,14 @@ import { engineLight, isEngineDown, toCommandError } from "./errors";
 import { viewFromHash } from "./views";
 
 describe("toCommandError", () => {
-  it("keeps the app's {code, message} and wraps anything else", () => {
+  it("keeps the app's {code, message}, reads an unknown code as internal, and wraps anything else", () => {
     expect(toCommandError({ code: "conflict", message: "review r1 is running" })).toEqual({
       code: "conflict",
       message: "review r1 is running",
+    });
+    expect(toCommandError({ code: "no_such_code", message: "from another version" })).toEqual({
+      code: "internal",
+      message: "from another version",
     });
     expect(toCommandError(new Error("boom"))).toEqual({ code: "internal", message: "boom" });
     expect(toCommandError("text")).toEqual({ code: "internal", message: "text" });

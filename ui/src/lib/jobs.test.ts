@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { interruptedJob, job, jobList, NOW, queuedJob, roundMetrics, runningJob, STOPPING } from "../test/fixtures";
+import type { EngineEvent } from "./backend";
 import {
   applyProgress,
   comparisonSentence,
@@ -28,7 +29,7 @@ import {
 } from "./jobs";
 
 function progressEvent(patch: Partial<JobProgressEvent> = {}): JobProgressEvent {
-  return { type: "job_progress", job_id: "job-running", round: 3, batch: 30, batches: 40, elapsed_ms: 40_000, remaining_ms: 20_000, ...patch };
+  return { type: "job_progress", job_id: "job-running", round: 3, batch: 30, batches: 40, elapsed_ms: 40_000, remaining_ms: 20_000, metrics: null, ...patch };
 }
 
 describe("orderJobs", () => {
@@ -105,9 +106,10 @@ describe("progress events", () => {
     expect(readProgressEvent({ ...progressEvent() })).toEqual(progressEvent());
     const withMetrics = readProgressEvent({ ...progressEvent({ metrics: roundMetrics(3) }) });
     expect(withMetrics?.metrics?.round).toBe(3);
-    expect(readProgressEvent({ type: "job_progress", job_id: "j", round: "3" })).toBeNull();
+    // The app forwards what the engine sent: a malformed one (another version's) is refused.
+    expect(readProgressEvent({ type: "job_progress", job_id: "j", round: "3" } as unknown as EngineEvent)).toBeNull();
     expect(readProgressEvent({ type: "job_changed", job_id: "j", status: "running" })).toBeNull();
-    expect(readProgressEvent({ ...progressEvent(), remaining_ms: undefined })?.remaining_ms).toBeNull();
+    expect(readProgressEvent({ ...progressEvent(), remaining_ms: undefined } as unknown as EngineEvent)?.remaining_ms).toBeNull();
   });
 
   it("moves the run's bar from the event alone", () => {
@@ -143,11 +145,11 @@ describe("progress events", () => {
     expect(jobsUpdate({ ...progressEvent({ job_id: "job-new" }) }, jobList()).kind).toBe("reread");
     expect(jobsUpdate({ ...progressEvent() }, null).kind).toBe("reread");
     expect(jobsUpdate({ type: "job_changed", job_id: "job-done", status: "completed" }, jobList()).kind).toBe("reread");
-    expect(jobsUpdate({ type: "lagged", missed: 3 }, jobList()).kind).toBe("reread");
+    expect(jobsUpdate({ type: "lagged" }, jobList()).kind).toBe("reread");
     expect(jobsUpdate({ type: "engine_started", version: "0.1.0", generation: 7 }, jobList()).kind).toBe("reread");
     expect(jobsUpdate({ type: "turn_started", lease_id: "l1" }, jobList()).kind).toBe("reread");
     expect(jobsUpdate({ type: "turn_finished", lease_id: "l1" }, [job()]).kind).toBe("none");
-    expect(jobsUpdate({ type: "draft_ready", draft_id: "d1" }, jobList()).kind).toBe("none");
+    expect(jobsUpdate({ type: "draft_changed", draft_id: "d1", skill: "git-rebase-safely", status: "review_pending" }, jobList()).kind).toBe("none");
   });
 });
 

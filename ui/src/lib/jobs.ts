@@ -4,77 +4,23 @@
 
 import type { EngineEvent } from "./backend";
 import { agoPhrase } from "./drafts";
+import type { ErrorCode } from "./errors";
+import type { Checkpoint, JobStatus, JobView, Receipt, RoundMetrics, Stopping } from "./generated/engine";
 import { count } from "./status";
 
-/** What a job trains. Only the routing head today. */
-export type JobKind = "routing-head";
+export type { RoundMetrics } from "./generated/engine";
 
-export type JobStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "interrupted" | "budget_exhausted";
+/** One training run: the engine's `JobView`. */
+export type Job = JobView;
 
 /** When a job stops; fixed at admission. */
-export interface StoppingPolicy {
-  max_rounds: number;
-  /** Held-out accuracy to reach, 0..1; null: no target. */
-  target: number | null;
-  /** Held-out loss decrease per round below which the job stops; null: no such rule. */
-  min_improvement: number | null;
-  /** The wall-clock budget, in seconds. */
-  wall_clock_s: number;
-}
-
-/** One committed round's metrics: the trained head's, and the live head's on the same held-out split. */
-export interface RoundMetrics {
-  round: number;
-  train_loss: number;
-  heldout_loss: number;
-  heldout_accuracy: number;
-  live_heldout_loss: number;
-  live_heldout_accuracy: number;
-  examples_trained: number;
-  elapsed_ms: number;
-}
-
-/** Where a running job is. */
-export interface JobProgress {
-  /** The round being trained, from 1. */
-  round: number;
-  /** Mini-batches of this round done, of `batches`. */
-  batch: number;
-  batches: number;
-  elapsed_ms: number;
-  /** The engine's estimate of the time left; null while it has none. */
-  remaining_ms: number | null;
-}
-
-/** The examples fixed at admission. */
-export interface JobDataset {
-  digest: string;
-  examples: number;
-  /** How many of `examples` are held out for evaluation. */
-  heldout: number;
-}
+export type StoppingPolicy = Stopping;
 
 /** One entry of a job's append-only record. */
-export interface JobReceipt {
-  /** 1, 2, … with no gap. */
-  seq: number;
-  /** admission | training | evaluation | artifact | cancel | resume | refusal | promote */
-  kind: string;
-  /** unix ms */
-  at: number;
-  digest: string;
-  payload: Record<string, unknown>;
-}
+export type JobReceipt = Receipt;
 
 /** One committed round's saved head. */
-export interface JobCheckpoint {
-  round: number;
-  sha256: string;
-  /** The previous round's digest; null for round 1. */
-  parent_sha256: string | null;
-  /** unix ms */
-  created_at: number;
-}
+export type JobCheckpoint = Checkpoint;
 
 /** The stop reasons the engine names; any other `stop_reason` is an error's text. */
 export type StopReason =
@@ -86,52 +32,8 @@ export type StopReason =
   | "adopted_after_restart"
   | "no_data";
 
-/** One training run. */
-export interface Job {
-  id: string;
-  kind: JobKind;
-  status: JobStatus;
-  stopping: StoppingPolicy;
-  rounds_completed: number;
-  /** One per committed round, in order. */
-  metrics: RoundMetrics[];
-  /** While running. */
-  progress: JobProgress | null;
-  /** A live turn holds training: "paused: your agent is busy". */
-  paused: boolean;
-  /** A `StopReason`, or an error's text. */
-  stop_reason: string | null;
-  error: string | null;
-  dataset: JobDataset;
-  /** When completed (or out of budget after at least one round). */
-  artifact: { digest: string } | null;
-  /** unix ms */
-  promoted_at: number | null;
-  resumable: boolean;
-  promotable: boolean;
-  cancellable: boolean;
-  /** unix ms */
-  created_at: number;
-  started_at: number | null;
-  updated_at: number;
-  finished_at: number | null;
-  /** `get_job` only; [] in lists. */
-  receipts: JobReceipt[];
-  /** `get_job` only; [] in lists. */
-  checkpoints: JobCheckpoint[];
-}
-
 /** `job_progress`: a running job moved (within a round, or a round committed, with its metrics). */
-export interface JobProgressEvent {
-  type: "job_progress";
-  job_id: string;
-  round: number;
-  batch: number;
-  batches: number;
-  elapsed_ms: number;
-  remaining_ms: number | null;
-  metrics?: RoundMetrics;
-}
+export type JobProgressEvent = Extract<EngineEvent, { type: "job_progress" }>;
 
 // ---------------------------------------------------------------------------------------------
 // Order, and keeping the list current from events
@@ -166,17 +68,16 @@ export function readProgressEvent(event: EngineEvent): JobProgressEvent | null {
   const { round, batch, batches, elapsed_ms, remaining_ms, metrics } = event;
   if (![round, batch, batches, elapsed_ms].every(isNumber)) return null;
   if (remaining_ms !== null && remaining_ms !== undefined && !isNumber(remaining_ms)) return null;
-  const parsed: JobProgressEvent = {
+  return {
     type: "job_progress",
     job_id: event.job_id,
-    round: round as number,
-    batch: batch as number,
-    batches: batches as number,
-    elapsed_ms: elapsed_ms as number,
-    remaining_ms: (remaining_ms as number | null | undefined) ?? null,
+    round,
+    batch,
+    batches,
+    elapsed_ms,
+    remaining_ms: remaining_ms ?? null,
+    metrics: isRoundMetrics(metrics) ? metrics : null,
   };
-  if (isRoundMetrics(metrics)) parsed.metrics = metrics;
-  return parsed;
 }
 
 function isNumber(value: unknown): value is number {
@@ -446,7 +347,7 @@ export function jobActions(job: Job): JobAction[] {
  * What to do after the engine refused an action, by its code (the engine's message says what
  * happened); null when its message says enough.
  */
-export function refusalHint(code: string): string | null {
+export function refusalHint(code: ErrorCode): string | null {
   switch (code) {
     case "checkpoint_chain_broken":
     case "checkpoint_missing":

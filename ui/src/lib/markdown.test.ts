@@ -16,6 +16,16 @@ describe("renderMarkdown", () => {
     expect(root.querySelector("code")?.textContent).toBe("two");
   });
 
+  it("starts its headings at the level asked for, never below h6", () => {
+    const root = dom(renderMarkdown("# Title\n\n## Part\n\n### Detail\n\n> # Quoted\n", { topHeading: 5 }));
+    expect(Array.from(root.querySelectorAll("h1, h2, h3, h4, h5, h6")).map((heading) => `${heading.tagName} ${heading.textContent}`)).toEqual([
+      "H5 Title",
+      "H6 Part",
+      "H6 Detail",
+      "H5 Quoted",
+    ]);
+  });
+
   it("drops scripts, event handlers, styles and frames", () => {
     const html = renderMarkdown(
       '<script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n<p style="color:red" onclick="alert(3)">hi</p>\n\n<iframe src="https://example.net"></iframe>\n',

@@ -64,7 +64,20 @@ function purify(html: string): string {
   return purifier.sanitize(html, PURIFY) as string;
 }
 
+/** How the Markdown is drawn into the page. */
+export interface RenderOptions {
+  /**
+   * The level a `#` heading becomes (1 to 6), lower ones following it: a text shown under the
+   * page's own h4 starts at 5, so its headings do not break the page's outline.
+   */
+  topHeading?: number;
+}
+
 /** The Markdown as sanitized HTML: safe to pass to `{@html}`. */
-export function renderMarkdown(markdown: string): string {
-  return purify(marked.parse(markdown, { async: false }));
+export function renderMarkdown(markdown: string, { topHeading = 1 }: RenderOptions = {}): string {
+  const tokens = marked.lexer(markdown);
+  marked.walkTokens(tokens, (token) => {
+    if (token.type === "heading") token.depth = Math.min(6, token.depth + topHeading - 1);
+  });
+  return purify(marked.parser(tokens));
 }

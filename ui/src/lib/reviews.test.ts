@@ -1,22 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { NOW, review as queuedReview } from "../test/fixtures";
 import { countByFilter, failuresNote, filterReviews, formatAge, isActionable, statusLabel, type Review } from "./reviews";
 
-const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 function review(patch: Partial<Review> = {}): Review {
-  return {
-    id: "r1",
-    session_key: "agent-1",
-    status: "queued",
-    enqueued_at: NOW - 5 * MINUTE,
-    attempts: 0,
-    failures: 0,
-    last_error: null,
-    ...patch,
-  };
+  return queuedReview({ id: "r1", enqueued_at: NOW - 5 * MINUTE, ...patch });
 }
 
 describe("formatAge", () => {

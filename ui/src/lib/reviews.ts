@@ -1,30 +1,10 @@
 // Reviews as the engine lists them (`GET /v1/reviews`) and how the Reviews view words them.
 // Pure: no I/O, no Svelte.
 
+import type { Review, ReviewStatus } from "./generated/engine";
 import { count } from "./status";
 
-/** Where a review is in its life. */
-export type ReviewStatus = "queued" | "running" | "done" | "failed" | "dropped" | "superseded";
-
-/** One review, without its transcript. */
-export interface Review {
-  id: string;
-  session_key: string;
-  status: ReviewStatus;
-  /** When its queue slot was first taken (unix ms); kept through requeues. */
-  enqueued_at: number;
-  /** Runs started, preempted ones included. */
-  attempts: number;
-  /** Runs that ended in an error. */
-  failures?: number;
-  /** The last error or preemption. */
-  last_error: string | null;
-  snapshot_at?: number;
-  focus?: string | null;
-  prompt_tokens?: number | null;
-  completion_tokens?: number | null;
-  duration_ms?: number | null;
-}
+export type { Review, ReviewStatus } from "./generated/engine";
 
 /** The filters of the Reviews view, in order; `all` first. */
 export const REVIEW_FILTERS = ["all", "queued", "running", "done", "failed", "dropped"] as const;
@@ -88,6 +68,5 @@ export function countByFilter(reviews: readonly Review[]): Record<ReviewFilter, 
 
 /** The note under a review's attempts: how many of its runs failed ("2 failed"), or null. */
 export function failuresNote(review: Review): string | null {
-  const failures = review.failures ?? 0;
-  return failures > 0 ? `${failures} failed` : null;
+  return review.failures > 0 ? `${review.failures} failed` : null;
 }

@@ -14,9 +14,11 @@ function routing(patch: Partial<RoutingStatus> = {}): RoutingStatus {
     persisted_updates: 0,
     save_problem: null,
     head_origin: "fresh head: no saved head for 256-dimensional embeddings",
+    head_source: "online",
     baseline: 0,
     recent_rewards: [],
     recent_success_rate: null,
+    saved_heads: [],
     cached_routes: 0,
     ...patch,
   };

@@ -1,43 +1,10 @@
 // The routing head's status (`status.routing`, DESIGN §2.3) and how the Routing view words and
 // draws it. Pure: no I/O, no Svelte.
 
+import type { RoutingStatus } from "./generated/engine";
 import { count } from "./status";
 
-export interface EmbedderStatus {
-  /** e.g. `server:nomic-embed` or `hashed-ngrams-v1`. */
-  name: string;
-  kind: "server" | "hashed";
-  dim: number;
-  /** Why the managed server's embeddings are not used, when they are not. */
-  fallback_reason: string | null;
-}
-
-export interface SkippedSkill {
-  folder: string;
-  reason: string;
-}
-
-export interface RoutingStatus {
-  embedder: EmbedderStatus;
-  dim: number;
-  skills: number;
-  skills_dir: string;
-  skipped_skills: SkippedSkill[];
-  /** Outcomes the head has learned from. */
-  updates: number;
-  warmed_up: boolean;
-  warmup_updates: number;
-  persisted_updates: number;
-  /** Why the head's last save did not happen, until one does. */
-  save_problem: string | null;
-  head_origin: string;
-  /** The moving average of rewards, −1..1. */
-  baseline: number;
-  /** The last rewards (+1 success, −1 failure), oldest first. */
-  recent_rewards: number[];
-  recent_success_rate: number | null;
-  cached_routes: number;
-}
+export type { RoutingStatus } from "./generated/engine";
 
 /** Where the learned head stands, as one sentence. */
 export function headSentence(routing: RoutingStatus): string {

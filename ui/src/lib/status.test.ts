@@ -7,28 +7,33 @@ import {
   engineSentence,
   serverSentence,
   waitingReason,
-  type ModelInfo,
+  type ModelReading,
   type Status,
 } from "./status";
+import { ROUTING } from "../test/fixtures";
 
-const loaded = (id: string, busy_slots = 0): ModelInfo => ({ id, status: "loaded", busy_slots });
+const loaded = (id: string, busy_slots = 0): ModelReading => ({ id, status: "loaded", busy_slots });
 
 /** A ready, idle server with one loaded model and nothing to do; tests change what they need. */
 function status(patch: Partial<Status> = {}, server: Partial<Status["server"]> = {}): Status {
   return {
+    version: "0.1.0",
     defer_mode: "auto",
     paused: false,
+    reviews_enabled: true,
     queue: { queued: 0, running: 0 },
     drafts: { review_pending: 0, blocked: 0 },
     jobs: { running: 0 },
     learning: { state: "idle", reason: null },
     live_turns: 0,
+    routing: ROUTING,
     ...patch,
     server: {
       state: "ready",
       base_url: "http://127.0.0.1:8080/v1",
       models: [loaded("qwen3-8b")],
       idle: true,
+      reason: null,
       ...server,
     },
   };

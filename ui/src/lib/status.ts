@@ -1,62 +1,10 @@
 // The engine's status (`GET /v1/status`, DESIGN §4, plus the engine's extras) and the sentences
-// the Overview shows for it. Everything here is pure: no I/O, no Svelte.
+// the Overview shows for it. Everything here is pure: no I/O, no Svelte. The types are the
+// engine's own, generated from its Rust types.
 
-import type { RoutingStatus } from "./routing";
+import type { ServerReading, Status } from "./generated/engine";
 
-/** The managed llama-server's state (DESIGN §3). */
-export type ServerState = "absent" | "invalid" | "stale" | "starting" | "ready" | "unreachable";
-
-/** A model's state on a router-mode server (`/models` → `data[].status.value`). */
-export type ModelStatus = "loaded" | "loading" | "unloaded" | "sleeping" | "downloading" | "unknown";
-
-/** `auto`: learning bound for the managed server waits for a lull. `never`: it runs at once. */
-export type DeferMode = "auto" | "never";
-
-/** What the review dispatcher is doing. */
-export type LearningState = "idle" | "paused" | "waiting" | "running";
-
-/** One model the managed server reports. */
-export interface ModelInfo {
-  id: string;
-  status: ModelStatus;
-  busy_slots: number;
-}
-
-/** The managed server as the engine sees it. */
-export interface ServerStatus {
-  state: ServerState;
-  /** The server's OpenAI-compatible base URL (ends in `/v1`); null when unknown. */
-  base_url: string | null;
-  models: ModelInfo[];
-  /** True when no slot of any loaded model is processing. */
-  idle: boolean;
-  /** Why the server is not ready or not idle, in the engine's words; null when ready and idle. */
-  reason?: string | null;
-}
-
-/** What learning is doing now, and why it waits (`status.learning`). */
-export interface Learning {
-  state: LearningState;
-  /** Why it waits ("waiting: 1 live turn(s) in progress"), or what it runs. */
-  reason: string | null;
-}
-
-/** The body of `GET /v1/status`, as the engine sends it to the window. */
-export interface Status {
-  defer_mode: DeferMode;
-  paused: boolean;
-  server: ServerStatus;
-  queue: { queued: number; running: number };
-  /** `blocked`: a critical finding stopped it before evaluation; it waits for the person too. */
-  drafts: { review_pending: number; blocked: number };
-  jobs: { running: number };
-  /** Extras beyond the v1 contract: the engine sends them; tests may leave them out. */
-  version?: string;
-  reviews_enabled?: boolean;
-  learning?: Learning;
-  live_turns?: number;
-  routing?: RoutingStatus;
-}
+export type { DeferMode, ModelReading, ServerReading, Status } from "./generated/engine";
 
 /** "1 review", "2 reviews". */
 export function count(n: number, singular: string, plural = `${singular}s`): string {
@@ -64,7 +12,7 @@ export function count(n: number, singular: string, plural = `${singular}s`): str
 }
 
 /** Total busy slots over all models of the managed server. */
-export function busySlots(server: ServerStatus): number {
+export function busySlots(server: ServerReading): number {
   return server.models.reduce((sum, model) => sum + model.busy_slots, 0);
 }
 
@@ -76,8 +24,8 @@ export function busySlots(server: ServerStatus): number {
 export function waitingReason(status: Status): string | null {
   const { server } = status;
   if (status.paused) return "learning is paused";
-  if ((status.live_turns ?? 0) > 0 && status.defer_mode === "auto") {
-    return `your agent is answering (${count(status.live_turns ?? 0, "live turn")})`;
+  if (status.live_turns > 0 && status.defer_mode === "auto") {
+    return `your agent is answering (${count(status.live_turns, "live turn")})`;
   }
   switch (server.state) {
     case "absent":
@@ -119,10 +67,10 @@ export function engineSentence(reason: string): string {
 /** What the engine is doing now, as one sentence: the Overview's headline. */
 export function activitySentence(status: Status): string {
   const { queue, jobs, learning } = status;
-  if (status.paused || learning?.state === "paused") {
+  if (status.paused || learning.state === "paused") {
     return "Paused: learning is on hold until you resume it in Settings or from the tray menu.";
   }
-  if (learning?.state === "running" && learning.reason) {
+  if (learning.state === "running" && learning.reason) {
     return `Learning: ${learning.reason.replace(/\.+$/, "")}.`;
   }
   if (queue.running > 0 || jobs.running > 0) {
@@ -133,7 +81,7 @@ export function activitySentence(status: Status): string {
   }
   if (queue.queued === 0) return "Idle: nothing to learn right now.";
   const queued = `${capitalize(count(queue.queued, "review"))} queued; none will be lost.`;
-  if (learning?.state === "waiting" && learning.reason) {
+  if (learning.state === "waiting" && learning.reason) {
     return `${engineSentence(learning.reason)} ${queued}`;
   }
   const reason = waitingReason(status);
@@ -142,7 +90,7 @@ export function activitySentence(status: Status): string {
 }
 
 /** The managed server's state, as one sentence. */
-export function serverSentence(server: ServerStatus): string {
+export function serverSentence(server: ServerReading): string {
   const at = server.base_url ? ` at ${server.base_url}` : "";
   switch (server.state) {
     case "absent":
@@ -170,7 +118,7 @@ export function serverSentence(server: ServerStatus): string {
 /** Every sentence the Overview's "now" card shows for a status, the most important first. */
 export function describeStatus(status: Status): string[] {
   const sentences = [activitySentence(status)];
-  const turns = status.live_turns ?? 0;
+  const turns = status.live_turns;
   if (turns > 0) {
     sentences.push(`Your agent reports ${count(turns, "live turn")}: learning on the managed server yields to it.`);
   }
@@ -179,7 +127,7 @@ export function describeStatus(status: Status): string[] {
     const drafts = count(waiting, "draft");
     sentences.push(`${drafts} waiting for your review in Drafts.`);
   }
-  if (status.reviews_enabled === false) {
+  if (!status.reviews_enabled) {
     sentences.push("Reviews are turned off: finished conversations are not reviewed. Turn them on in Settings.");
   }
   if (status.defer_mode === "never") {

@@ -1,7 +1,10 @@
-import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { Draft } from "../lib/drafts";
+import type { CommandError } from "../lib/errors";
 import { draft, draftList, finding, NOW, riskyDraft } from "../test/fixtures";
+import { tabTo } from "../test/keyboard";
 import Drafts from "./Drafts.svelte";
 
 type Handlers = {
@@ -12,7 +15,7 @@ type Handlers = {
   ondismiss: (id: string, index: number, reason: string) => Promise<Draft>;
 };
 
-function setup(drafts: Draft[] | null, overrides: Partial<Handlers> & { error?: { code: string; message: string } } = {}) {
+function setup(drafts: Draft[] | null, overrides: Partial<Handlers> & { error?: CommandError } = {}) {
   const { error, ...rest } = overrides;
   const handlers: Handlers = {
     onopen: vi.fn(async (id: string) => (drafts ?? []).find((one) => one.id === id) ?? draft({ id })),
@@ -262,5 +265,102 @@ describe("Drafts, while the list changes", () => {
     expect(screen.getByRole("heading", { level: 3 })).toHaveTextContent("git-rebase-safely");
     await fireEvent.click(screen.getByRole("button", { name: "Save" }));
     expect(onedit).toHaveBeenCalledWith("d-clean", "# Mine\n");
+  });
+});
+
+describe("Drafts, by keyboard only", () => {
+  it("moves through the list with the arrow keys and opens a draft with Enter", async () => {
+    const user = userEvent.setup();
+    const handlers = setup(draftList());
+    await tabTo(user, screen.getByRole("button", { name: /^git-rebase-safely/ }));
+    await user.keyboard("{ArrowDown}");
+    expect(screen.getByRole("button", { name: /^deploy-preview/ })).toHaveFocus();
+    // Moving does not choose: the first draft stays open until Enter.
+    expect(screen.getByRole("heading", { level: 3 })).toHaveTextContent("git-rebase-safely");
+    await user.keyboard("{Enter}");
+    expect(handlers.onopen).toHaveBeenCalledWith("d-risky");
+    expect(screen.getByRole("heading", { level: 3 })).toHaveTextContent("deploy-preview");
+    expect(screen.getByRole("button", { name: /^deploy-preview/ })).toHaveAttribute("aria-current", "true");
+    await user.keyboard("{End}");
+    expect(screen.getByRole("button", { name: /^old-approved/ })).toHaveFocus();
+  });
+
+  it("dismisses a finding: Dismiss… puts the focus in the reason, Enter sends it, Escape cancels", async () => {
+    const user = userEvent.setup();
+    const handlers = setup([riskyDraft()], {
+      ondismiss: vi.fn(async (_id: string, index: number, reason: string) =>
+        riskyDraft({
+          safety: { ...riskyDraft().safety, findings: [finding({ index, dismissed: { reason, at: NOW } })] },
+          approvable: true,
+          blocked_reason: null,
+          updated_at: NOW,
+        }),
+      ),
+    });
+    const dismiss = screen.getByRole("button", { name: "Dismiss finding exfil.curl-post on line 7…" });
+    await tabTo(user, dismiss);
+    await user.keyboard("{Enter}");
+    const reason = screen.getByLabelText(/Why is this finding not a problem/);
+    expect(reason).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByLabelText(/Why is this finding not a problem/)).toBeNull();
+    expect(screen.getByRole("button", { name: "Dismiss finding exfil.curl-post on line 7…" })).toHaveFocus();
+
+    await user.keyboard("{Enter}");
+    await user.keyboard("example.net is our own host{Enter}");
+    expect(handlers.ondismiss).toHaveBeenCalledWith("d-risky", 0, "example.net is our own host");
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Safety findings" })).toHaveFocus());
+    await tabTo(user, screen.getByRole("button", { name: "Approve" }), { backwards: true });
+    expect(screen.getByRole("button", { name: "Approve" })).toBeEnabled();
+  });
+
+  it("rejects: the reason field takes the focus, Escape gives it back to Reject…", async () => {
+    const user = userEvent.setup();
+    const handlers = setup([draft()]);
+    await tabTo(user, screen.getByRole("button", { name: "Reject…" }));
+    await user.keyboard("{Enter}");
+    expect(screen.getByLabelText(/Why reject it/)).toHaveFocus();
+    await user.keyboard("too vague{Escape}");
+    expect(screen.queryByLabelText(/Why reject it/)).toBeNull();
+    expect(screen.getByRole("button", { name: "Reject…" })).toHaveFocus();
+
+    await user.keyboard("{Enter}");
+    await user.keyboard("too vague");
+    await tabTo(user, screen.getByRole("button", { name: "Reject draft" }));
+    await user.keyboard("{Enter}");
+    expect(handlers.onreject).toHaveBeenCalledWith("d-clean", "too vague");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 3, name: "git-rebase-safely" })).toHaveFocus());
+  });
+
+  it("edits: Escape cancels an untouched text, and never a changed one", async () => {
+    const user = userEvent.setup();
+    const handlers = setup([draft()], {
+      onedit: vi.fn(async (id: string, skillMd: string) => draft({ id, skill_md: skillMd, edited_at: NOW, updated_at: NOW })),
+    });
+    await tabTo(user, screen.getByRole("button", { name: "Edit" }));
+    await user.keyboard("{Enter}");
+    const editor = screen.getByLabelText(/The text Approve writes/);
+    expect(editor).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByLabelText(/The text Approve writes/)).toBeNull();
+    expect(screen.getByRole("button", { name: "Edit" })).toHaveFocus();
+
+    await user.keyboard("{Enter}");
+    await user.keyboard("{Control>}{End}{/Control}Keep it short.");
+    await user.keyboard("{Escape}");
+    expect(screen.getByLabelText(/The text Approve writes/)).toHaveFocus();
+    await tabTo(user, screen.getByRole("button", { name: "Save" }));
+    await user.keyboard("{Enter}");
+    expect(handlers.onedit).toHaveBeenCalledWith("d-clean", expect.stringMatching(/Keep it short\.$/));
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Safety findings" })).toHaveFocus());
+  });
+
+  it("puts the focus back on Approve when the engine refuses it", async () => {
+    const user = userEvent.setup();
+    setup([draft()], { onapprove: vi.fn(() => Promise.reject({ code: "conflict", message: "the file changed on disk" })) });
+    await tabTo(user, screen.getByRole("button", { name: "Approve" }));
+    await user.keyboard("{Enter}");
+    expect(await screen.findByRole("alert")).toHaveTextContent("the file changed on disk");
+    expect(screen.getByRole("button", { name: "Approve" })).toHaveFocus();
   });
 });

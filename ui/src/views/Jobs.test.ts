@@ -1,8 +1,11 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import App from "../App.svelte";
 import type { Job, StoppingPolicy } from "../lib/jobs";
+import type { CommandError } from "../lib/errors";
 import { interruptedJob, job, jobList, NOW, queuedJob, roundMetrics, runningJob, withDetail, fakeBackend } from "../test/fixtures";
+import { tabTo } from "../test/keyboard";
 import Jobs from "./Jobs.svelte";
 
 type Handlers = {
@@ -13,7 +16,7 @@ type Handlers = {
   onstart: (stopping: StoppingPolicy) => Promise<Job>;
 };
 
-function setup(jobs: Job[] | null, overrides: Partial<Handlers> & { error?: { code: string; message: string } } = {}) {
+function setup(jobs: Job[] | null, overrides: Partial<Handlers> & { error?: CommandError } = {}) {
   const { error, ...rest } = overrides;
   const handlers: Handlers = {
     onopen: vi.fn(async (id: string) => withDetail((jobs ?? []).find((one) => one.id === id) ?? job({ id }))),
@@ -273,7 +276,7 @@ describe("Jobs, in the app", () => {
     const bar = () => within(article()).getByRole("progressbar", { name: "Progress" });
     expect(bar()).toHaveAttribute("aria-valuenow", "23");
 
-    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 30, batches: 40, elapsed_ms: 40_000, remaining_ms: 20_000 });
+    listeners().onEngineEvent({ type: "job_progress", job_id: "job-running", round: 3, batch: 30, batches: 40, elapsed_ms: 40_000, remaining_ms: 20_000, metrics: null });
     await waitFor(() => expect(bar()).toHaveAttribute("aria-valuenow", "28"));
     expect(bar()).toHaveAttribute("aria-valuetext", "28 % · round 3 of 10 · 20 s left");
     expect(listItems()[0]).toMatch(/^Running: round 3 of 10 · 20 s left · created /);
@@ -286,6 +289,7 @@ describe("Jobs, in the app", () => {
       batches: 40,
       elapsed_ms: 50_000,
       remaining_ms: 9_000,
+      metrics: null,
     });
     await waitFor(() => expect(bar()).toHaveAttribute("aria-valuenow", "31"));
     expect(screen.getByRole("article")).toHaveTextContent("round 4 of 10 · 9 s left");
@@ -311,5 +315,57 @@ describe("Jobs, in the app", () => {
     await fireEvent.click(screen.getByRole("button", { name: "Promote" }));
     expect(backend.promoteJob).toHaveBeenCalledWith("job-done");
     await waitFor(() => expect(vi.mocked(backend.listJobs).mock.calls.length).toBeGreaterThan(listReads));
+  });
+});
+
+describe("Jobs, by keyboard only", () => {
+  it("opens the running run from the list and cancels it after asking; Escape keeps it running", async () => {
+    const user = userEvent.setup();
+    const { handlers } = setup(jobList());
+    const items = within(screen.getByRole("list", { name: "Training runs" })).getAllByRole("button");
+    await tabTo(user, items[0]!);
+    const running = items.find((item) => item.textContent?.includes("Running"))!;
+    while (document.activeElement !== running) await user.keyboard("{ArrowDown}");
+    await user.keyboard("{Enter}");
+    expect(within(article()).getByText("Running")).toBeInTheDocument();
+
+    await tabTo(user, screen.getByRole("button", { name: "Cancel…" }));
+    await user.keyboard("{Enter}");
+    expect(screen.getByRole("button", { name: "Stop the run" })).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("group", { name: /Stop this run now/ })).toBeNull();
+    expect(screen.getByRole("button", { name: "Cancel…" })).toHaveFocus();
+
+    await user.keyboard("{Enter}{Enter}");
+    expect(handlers.oncancel).toHaveBeenCalledWith("job-running");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 3, name: /^Run of / })).toHaveFocus());
+  });
+
+  it("starts a run from the form: the first field takes the focus, Enter starts it", async () => {
+    const user = userEvent.setup();
+    const { handlers } = setup([]);
+    await tabTo(user, screen.getByRole("button", { name: "New training run…" }));
+    await user.keyboard("{Enter}");
+    const rounds = screen.getByLabelText("Rounds, at most");
+    await waitFor(() => expect(rounds).toHaveFocus());
+    await user.clear(rounds);
+    await user.keyboard("4");
+    await tabTo(user, screen.getByLabelText("Time budget"));
+    await user.clear(screen.getByLabelText("Time budget"));
+    await user.keyboard("15{Enter}");
+    expect(handlers.onstart).toHaveBeenCalledWith({ max_rounds: 4, target: null, min_improvement: null, wall_clock_s: 900 });
+    await waitFor(() => expect(screen.getByRole("heading", { level: 3, name: /^Run of / })).toHaveFocus());
+  });
+
+  it("promotes a finished run, and puts the focus back on Promote when the engine refuses", async () => {
+    const user = userEvent.setup();
+    const { handlers } = setup([job()], {
+      onpromote: vi.fn(() => Promise.reject({ code: "conflict", message: "another head went live meanwhile" })),
+    });
+    await tabTo(user, screen.getByRole("button", { name: "Promote" }));
+    await user.keyboard("{Enter}");
+    expect(handlers.onpromote).toHaveBeenCalledWith("job-done");
+    expect(await screen.findByRole("alert")).toHaveTextContent("another head went live meanwhile");
+    expect(screen.getByRole("button", { name: "Promote" })).toHaveFocus();
   });
 });

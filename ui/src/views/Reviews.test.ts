@@ -1,6 +1,8 @@
-import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { NOW, reviewList } from "../test/fixtures";
+import { tabTo } from "../test/keyboard";
 import Reviews from "./Reviews.svelte";
 
 function setup(overrides: { onrunnow?: (id: string) => Promise<void>; ondrop?: (id: string) => Promise<void> } = {}) {
@@ -49,5 +51,43 @@ describe("Reviews", () => {
     expect(screen.getAllByRole("row")).toHaveLength(2);
     await fireEvent.click(screen.getByRole("button", { name: /^Dropped/ }));
     expect(screen.getByRole("status")).toHaveTextContent("No dropped reviews.");
+  });
+});
+
+describe("Reviews, by keyboard only", () => {
+  it("filters, runs now, and drops after asking: Escape keeps the review and puts the focus back", async () => {
+    const user = userEvent.setup();
+    const { onrunnow, ondrop } = setup();
+    await tabTo(user, screen.getByRole("button", { name: /^Failed/ }));
+    await user.keyboard("{Enter}");
+    expect(screen.getAllByRole("row")).toHaveLength(2);
+    await tabTo(user, screen.getByRole("button", { name: /^All/ }), { backwards: true });
+    await user.keyboard("{Enter}");
+
+    await tabTo(user, screen.getByRole("button", { name: "Run now: review of agent-7" }));
+    await user.keyboard("{Enter}");
+    expect(onrunnow).toHaveBeenCalledWith("r-queued");
+
+    const drop = screen.getByRole("button", { name: "Drop review of agent-7" });
+    await tabTo(user, drop);
+    await user.keyboard("{Enter}");
+    expect(screen.getByRole("button", { name: "Confirm drop" })).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(ondrop).not.toHaveBeenCalled();
+    expect(screen.getByRole("button", { name: "Drop review of agent-7" })).toHaveFocus();
+
+    await user.keyboard("{Enter}");
+    await user.keyboard("{Enter}");
+    expect(ondrop).toHaveBeenCalledWith("r-queued");
+  });
+
+  it("keeps the focus in the view once Confirm drop is gone", async () => {
+    const user = userEvent.setup();
+    setup();
+    await tabTo(user, screen.getByRole("button", { name: "Drop review of agent-7" }));
+    await user.keyboard("{Enter}{Enter}");
+    await waitFor(() => expect(screen.getByRole("heading", { level: 2, name: "Reviews" })).toHaveFocus());
+    await user.tab();
+    expect(screen.getByRole("button", { name: /^All/ })).toHaveFocus();
   });
 });

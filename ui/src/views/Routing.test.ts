@@ -16,9 +16,11 @@ const learned: RoutingStatus = {
   persisted_updates: 60,
   save_problem: null,
   head_origin: "saved head loaded (60 updates, last saved with hashed-ngrams-v1)",
+  head_source: "online",
   baseline: 0.25,
   recent_rewards: [1, 1, -1, 1],
   recent_success_rate: 0.75,
+  saved_heads: [],
   cached_routes: 2,
 };
 
