@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop lint screenshots package package-test
+.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e lint screenshots package package-test footprint
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -26,8 +26,9 @@ run: ui
 	fi
 
 ## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client,
-## the desktop app driven under Xvfb, and the .deb installed into a temp root (a few seconds warm).
-test: ui lint test-rust test-ui test-python test-desktop package-test
+## the desktop app driven under Xvfb, every click in its window (WebDriver), and the .deb installed
+## into a temp root (a few seconds warm).
+test: ui lint test-rust test-ui test-python test-desktop test-e2e package-test
 
 lint:
 	$(CARGO) fmt --all --check
@@ -55,9 +56,19 @@ test-desktop: ui
 	$(CARGO) build -p lull-desktop -p lull-window -p lull
 	desktop/scripts/smoke.sh
 
-## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in docs/screenshots.
+## The window's end-to-end tests: each click a person makes in the real app (WebDriver through
+## tauri-driver and WebKitWebDriver, under Xvfb), checked in the engine; a screenshot and an
+## axe-core check of every view on the way (target/e2e-screenshots). One test:
+## `scripts/e2e/run.sh -t 'a draft'` after this target's build.
+test-e2e: ui
+	$(CARGO) build --workspace --bins
+	scripts/e2e/run.sh
+
+## Fresh screenshots of the window (a real engine, a stand-in llama-server, Xvfb) in
+## docs/screenshots: the end-to-end run, shooting there.
 screenshots: ui
-	src-tauri/scripts/screenshots.sh docs/screenshots
+	$(CARGO) build --workspace --bins
+	scripts/e2e/run.sh --screenshots docs/screenshots
 
 ## The .deb (Tauri's bundler, offline): lull-window, lull-desktop, a desktop entry that starts the
 ## tray, and the icons, in <target>/release/bundle/deb/. LULL_DESKTOP_BIN=<file> bundles that tray

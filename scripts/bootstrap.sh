@@ -7,12 +7,13 @@ cd "$(dirname "$0")/.."
 say() { printf '\033[1mbootstrap:\033[0m %s\n' "$*" >&2; }
 
 # Debian packages: WebKitGTK and friends for the Tauri window; Xvfb, D-Bus and X11 tools for the
-# desktop smoke test and screenshots, and python3-dbus + python3-gi for its notification recorder;
-# cmake for building llama-server from source.
+# desktop smoke test, and python3-dbus + python3-gi for its notification recorder;
+# WebKitWebDriver for the window's end-to-end tests and screenshots; cmake for building
+# llama-server from source.
 APT_PACKAGES=(
   build-essential pkg-config cmake curl file
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
-  xvfb xauth x11-utils dbus libglib2.0-bin imagemagick python3-dbus python3-gi
+  xvfb xauth x11-utils dbus libglib2.0-bin imagemagick python3-dbus python3-gi webkit2gtk-driver
 )
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
@@ -29,6 +30,11 @@ fi
 if ! command -v cargo-nextest >/dev/null 2>&1; then
   say "installing cargo-nextest"
   cargo install --locked cargo-nextest
+fi
+# The WebDriver server the end-to-end tests talk to; it drives WebKitWebDriver.
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  say "installing tauri-driver"
+  cargo install --locked tauri-driver
 fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 

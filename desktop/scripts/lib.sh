@@ -1,4 +1,4 @@
-# Shared by smoke.sh, src-tauri/scripts/screenshots.sh and the end-to-end tests: a private X
+# Shared by smoke.sh and the window's end-to-end tests (scripts/e2e/run.sh): a private X
 # display and D-Bus session with a notification recorder, a private home, the window (the
 # `lull-window` process), the tray (its StatusNotifierItem and menu over D-Bus, as a panel reads
 # and drives them) and the engine's local API.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use lull_stand_in::{ModelStatus, StandIn, StandInConfig};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 const USAGE: &str = "\
 usage: lull-stand-in [options]
@@ -21,6 +22,9 @@ usage: lull-stand-in [options]
   --loading-ms N           answer 503 \"Loading model\" for N ms first (default: 0)
   --state-file PATH        write a supervisor-style state file there; removed on exit
   --busy ID:SLOT           show this slot as processing (repeatable; for screenshots)
+  --busy-on-signal ID:SLOT SIGUSR1 shows this slot as processing (the person's prompt
+                           arrives), SIGUSR2 as idle again (repeatable; for the window's
+                           end-to-end tests, which change it at run time)
   --replies ID:FILE        FILE is a JSON array of strings: model ID's completions answer
                            them in order, then the default reply (repeatable)
   -h, --help               this text";
@@ -30,6 +34,7 @@ struct Args {
     loading: Duration,
     state_file: Option<PathBuf>,
     busy: Vec<(String, usize)>,
+    busy_on_signal: Vec<(String, usize)>,
     replies: Vec<(String, Vec<String>)>,
 }
 
@@ -43,6 +48,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut loading_ms = 0u64;
     let mut state_file = None;
     let mut busy = Vec::new();
+    let mut busy_on_signal = Vec::new();
     let mut replies = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -72,13 +78,8 @@ fn parse_args() -> anyhow::Result<Args> {
             "--slots" => slots = value.parse().context("--slots needs a number")?,
             "--loading-ms" => loading_ms = value.parse().context("--loading-ms needs a number")?,
             "--state-file" => state_file = Some(PathBuf::from(value)),
-            "--busy" => {
-                let (id, slot) = value
-                    .rsplit_once(':')
-                    .with_context(|| format!("--busy needs ID:SLOT, not '{value}'"))?;
-                let slot = slot.parse().context("--busy needs a slot number")?;
-                busy.push((id.to_owned(), slot));
-            }
+            "--busy" => busy.push(parse_slot(&flag, &value)?),
+            "--busy-on-signal" => busy_on_signal.push(parse_slot(&flag, &value)?),
             "--replies" => {
                 let (id, file) = value
                     .split_once(':')
@@ -111,8 +112,20 @@ fn parse_args() -> anyhow::Result<Args> {
         loading: Duration::from_millis(loading_ms),
         state_file,
         busy,
+        busy_on_signal,
         replies,
     })
+}
+
+/// `ID:SLOT`, the value of `--busy` and `--busy-on-signal`.
+fn parse_slot(flag: &str, value: &str) -> anyhow::Result<(String, usize)> {
+    let (id, slot) = value
+        .rsplit_once(':')
+        .with_context(|| format!("{flag} needs ID:SLOT, not '{value}'"))?;
+    let slot = slot
+        .parse()
+        .with_context(|| format!("{flag} needs a slot number"))?;
+    Ok((id.to_owned(), slot))
 }
 
 /// The scripted replies in `file`: a JSON array of strings.
@@ -134,7 +147,7 @@ async fn main() {
 async fn run() -> anyhow::Result<()> {
     let args = parse_args()?;
     let n_slots = args.config.models.first().map_or(0, |model| model.n_slots);
-    for (id, slot) in &args.busy {
+    for (id, slot) in args.busy.iter().chain(&args.busy_on_signal) {
         anyhow::ensure!(
             args.config.models.iter().any(|model| &model.id == id),
             "--busy names '{id}', which is not a --model"
@@ -150,6 +163,7 @@ async fn run() -> anyhow::Result<()> {
             "--replies names '{id}', which is not a --model"
         );
     }
+    let signals = BusySignals::listen(args.busy_on_signal)?;
     let server = StandIn::start(args.config).await?;
     for (id, slot) in &args.busy {
         server.set_busy(id, *slot, true);
@@ -174,13 +188,53 @@ async fn run() -> anyhow::Result<()> {
         server.set_ready(true);
         println!("model loaded; /health now answers 200");
     }
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for ctrl-c")?;
+    serve_until_ctrl_c(&server, signals).await?;
     if let Some(path) = &args.state_file {
         // The supervisor deletes the state file when the server stops; so do we.
         let _ = std::fs::remove_file(path);
     }
     server.stop().await;
     Ok(())
+}
+
+/// SIGUSR1 and SIGUSR2 as `--busy-on-signal` uses them: the person's prompt arrives, and ends.
+struct BusySignals {
+    slots: Vec<(String, usize)>,
+    busy: Signal,
+    idle: Signal,
+}
+
+impl BusySignals {
+    /// Listens from now on (before the state file tells anyone the stand-in is up, so an early
+    /// signal is not the default action, which ends the process); none without `slots`.
+    fn listen(slots: Vec<(String, usize)>) -> anyhow::Result<Option<BusySignals>> {
+        if slots.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(BusySignals {
+            slots,
+            busy: signal(SignalKind::user_defined1()).context("listening for SIGUSR1")?,
+            idle: signal(SignalKind::user_defined2()).context("listening for SIGUSR2")?,
+        }))
+    }
+}
+
+/// Waits for ctrl-c; meanwhile each of `signals` marks its slots busy or idle.
+async fn serve_until_ctrl_c(server: &StandIn, signals: Option<BusySignals>) -> anyhow::Result<()> {
+    let stopped = tokio::signal::ctrl_c();
+    let Some(mut signals) = signals else {
+        return stopped.await.context("waiting for ctrl-c");
+    };
+    tokio::pin!(stopped);
+    loop {
+        let now_busy = tokio::select! {
+            result = &mut stopped => return result.context("waiting for ctrl-c"),
+            Some(()) = signals.busy.recv() => true,
+            Some(()) = signals.idle.recv() => false,
+        };
+        for (id, slot) in &signals.slots {
+            server.set_busy(id, *slot, now_busy);
+        }
+        println!("slots {}", if now_busy { "busy" } else { "idle" });
+    }
 }
