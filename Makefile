@@ -77,10 +77,17 @@ package: ui
 	CARGO="$(CARGO)" scripts/package.sh
 
 ## Installs the .deb into a temp root, checks its files, starts the installed tray hidden under
-## Xvfb and sees its API answer.
-package-test: package
-	scripts/package-test.sh
+## Xvfb and sees its API answer. On debug builds (the tests' own), so `make test` needs no release
+## build of everything.
+package-test: ui
+	LULL_PACKAGE_PROFILE=debug CARGO="$(CARGO)" scripts/package.sh
+	LULL_PACKAGE_PROFILE=debug scripts/package-test.sh
+
+## What the desktop app costs: memory of its process tree (hidden, window open, closed), idle CPU,
+## time to the tray menu and to the window's first frame (release builds, Xvfb).
+footprint: ui
+	CARGO="$(CARGO)" scripts/footprint/run.sh
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
-bench: deps
+bench: deps footprint
 	$(CARGO) bench --bench routing --bench simulation --bench ingest --bench idle --bench frontier --bench safety --bench jobs --bench live_turn

@@ -4,7 +4,8 @@
 # tray hidden under Xvfb and a private session bus, with a temp HOME and data folder, waits for
 # its API to answer `/v1/health` (found through its api.json), and stops it with SIGTERM (Quit).
 #
-# Usage: scripts/package-test.sh [path/to/lull.deb]   (default: the one `make package` built)
+# Usage: scripts/package-test.sh [path/to/lull.deb]   (default: the one `make package` built;
+#   with LULL_PACKAGE_PROFILE=debug, the debug one)
 # Needs (Debian): dpkg, xvfb, dbus (dbus-run-session), python3, curl.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +14,7 @@ case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 WAIT_API_S=${WAIT_API_S:-60}   # a first start opens the database and may be slow on a cold disk
 WAIT_STOP_S=${WAIT_STOP_S:-15}
 
-deb=${1:-$(ls "$TARGET_DIR"/release/bundle/deb/*.deb 2>/dev/null | head -n1)}
+deb=${1:-$(ls "$TARGET_DIR/${LULL_PACKAGE_PROFILE:-release}"/bundle/deb/*.deb 2>/dev/null | head -n1)}
 [ -f "$deb" ] || { echo "package-test: no .deb (run make package first)" >&2; exit 1; }
 for tool in dpkg-deb Xvfb dbus-run-session python3 curl; do
     command -v "$tool" >/dev/null || { echo "package-test: $tool not found (see $0)" >&2; exit 1; }

@@ -6,6 +6,9 @@
 # Usage: scripts/package.sh   (the UI must be built: `npm --prefix ui run build`)
 #   LULL_DESKTOP_BIN=<file>   bundle this tray binary instead of building it
 #                             (`$CARGO build --release -p lull-desktop`)
+#   LULL_PACKAGE_PROFILE=debug  bundle debug builds (`tauri build --debug`): what `make test`
+#                             installs, since it reuses the tests' build instead of a release
+#                             build of everything; `make package` is release
 #
 # The tray is named in the bundler's config only here (src-tauri/tauri.package.json, merged by
 # `tauri build --config`): tauri-build copies every external binary on each build, so naming it
@@ -21,13 +24,19 @@ TAURI="$ROOT/ui/node_modules/.bin/tauri"
 [ -x "$TAURI" ] || { echo "package.sh: $TAURI not found: run npm ci --prefix ui" >&2; exit 1; }
 [ -s ui/dist/index.html ] || { echo "package.sh: ui/dist is missing: run npm --prefix ui run build" >&2; exit 1; }
 
+PROFILE=${LULL_PACKAGE_PROFILE:-release}
+case "$PROFILE" in
+    release) CARGO_PROFILE=(--release); TAURI_PROFILE=() ;;
+    debug) CARGO_PROFILE=(); TAURI_PROFILE=(--debug) ;;
+    *) echo "package.sh: LULL_PACKAGE_PROFILE is release or debug, not '$PROFILE'" >&2; exit 1 ;;
+esac
 tray=${LULL_DESKTOP_BIN:-}
-built_tray="$TARGET_DIR/release/lull-desktop"
+built_tray="$TARGET_DIR/$PROFILE/lull-desktop"
 if [ -z "$tray" ]; then
-    $CARGO build --release -p lull-desktop
+    $CARGO build "${CARGO_PROFILE[@]}" -p lull-desktop
     tray=$built_tray
 else
-    # tauri-build copies the external binary over cargo's own release/lull-desktop; put cargo's
+    # tauri-build copies the external binary over cargo's own <profile>/lull-desktop; put cargo's
     # back afterwards, so a stand-in never passes for a build of the tray.
     kept=$(mktemp -d)
     [ ! -e "$built_tray" ] || cp -p "$built_tray" "$kept/lull-desktop"
@@ -39,7 +48,7 @@ mkdir -p src-tauri/binaries
 sidecar="src-tauri/binaries/lull-desktop-$TRIPLE"
 cmp -s "$tray" "$sidecar" || install -m 0755 "$tray" "$sidecar"
 
-rm -rf "$TARGET_DIR/release/bundle/deb"
-(cd src-tauri && "$TAURI" build --bundles deb --config "$ROOT/src-tauri/tauri.package.json")
-deb=$(ls "$TARGET_DIR"/release/bundle/deb/*.deb)
+rm -rf "$TARGET_DIR/$PROFILE/bundle/deb"
+(cd src-tauri && "$TAURI" build "${TAURI_PROFILE[@]}" --bundles deb --config "$ROOT/src-tauri/tauri.package.json")
+deb=$(ls "$TARGET_DIR/$PROFILE"/bundle/deb/*.deb)
 echo "$deb"

@@ -9,7 +9,10 @@ messages by index):
      evaluated: the replay without the draft, the one with it, the judge;
   2. once both wait, a review of agent-6's session proposes changelog-entry: its synthesis and
      its evaluation;
-  3. the Reviews test's *Run now* review finds nothing worth learning.
+  3. the Reviews test's *Run now* review finds nothing worth learning;
+  4. the notifications test's burst: a review of agent-3's session proposes three runner skills,
+     then one of agent-8's two more; each of the five is synthesized with a text that uploads a
+     private key, so all five are blocked before evaluation and become ready close together.
 Anything asked after that gets the stand-in's default reply (not JSON: a failed attempt).
 """
 
@@ -82,6 +85,18 @@ A release is being cut and CHANGELOG.md has no section for it yet.
 - A change without a user-visible effect does not belong in the changelog.
 """
 
+BURST_SKILLS = ["runner-tags", "runner-cache", "runner-secrets", "runner-logs", "runner-images"]
+
+
+def burst_review(skills):
+    """A review proposing `skills`, then each one's synthesis: SSH_KEY's text, which blocks it."""
+    proposed = json.dumps({"candidates": [
+        candidate(skill, "the agent set up another part of a new CI runner", [0, 1], 0.5)
+        for skill in skills]})
+    drafted = json.dumps({"body": SSH_KEY, "description": "Set up a new CI runner."})
+    return [proposed] + [drafted] * len(skills)
+
+
 replies = [
     # 1. agent-2's review, the two syntheses, git-bisect's evaluation.
     json.dumps({"candidates": [
@@ -112,5 +127,8 @@ replies = [
           "commit subjects."),
     # 3. the review run at once from the Reviews view.
     json.dumps({"candidates": []}),
+    # 4. the burst of five: agent-3's review and its three syntheses, agent-8's and its two.
+    *burst_review(BURST_SKILLS[:3]),
+    *burst_review(BURST_SKILLS[3:]),
 ]
 print(json.dumps(replies))

@@ -88,7 +88,8 @@ status=0
     LULL_E2E_APPLICATION=$WINDOW_BIN \
         LULL_E2E_DATA_DIR=$DATA_DIR LULL_E2E_WORK=$WORK LULL_E2E_SHOTS=$SHOTS \
         LULL_E2E_DRIVER_PORT=$DRIVER_PORT LULL_E2E_STAND_IN_PID=$STAND_IN_PID \
-        LULL_E2E_DESKTOP_SCRIPTS=$DESKTOP_SCRIPTS \
+        LULL_E2E_DESKTOP_SCRIPTS=$DESKTOP_SCRIPTS LULL_E2E_NOTES=$NOTES \
+        LULL_E2E_SERVER_STATE_FILE=$LULL_SERVER_STATE_FILE \
         timeout --kill-after=10 "$RUN_LIMIT_S" npx vitest run --config vitest.e2e.config.ts "${VITEST_ARGS[@]}"
 ) || status=$?
 [ "$status" != 124 ] || echo "e2e: stopped after ${RUN_LIMIT_S}s (LULL_E2E_LIMIT_S)" >&2

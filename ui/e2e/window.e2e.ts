@@ -7,7 +7,7 @@
 // replies); each test then acts on its own part of it, so `-t NAME` runs one test alone. The
 // last test closes the window.
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Draft } from "../src/lib/drafts";
@@ -18,6 +18,7 @@ import type { Status } from "../src/lib/status";
 import { alive, api, engineAnswering, eventually, folderDigest, personTyping } from "./support/engine";
 import { e2e } from "./support/env";
 import { axeFindings, look, shoot } from "./support/look";
+import { notes, type Note } from "./support/notes";
 import { BISECT_AND_SSH, CHANGELOG, conversation, routeAndReport, writeSkills } from "./support/story";
 import {
   closeLikeAPerson,
@@ -25,6 +26,7 @@ import {
   openWindow,
   showView,
   trayMenu,
+  trayLookIs,
   trayMenuLabel,
   type Browser,
 } from "./support/window";
@@ -131,6 +133,8 @@ beforeAll(async () => {
     async () => (await status()).drafts.review_pending === 2,
     90_000,
   );
+  // Nothing runs and drafts wait for a person.
+  await eventually("the tray icon says drafts wait", () => trayLookIs(enginePid, "attention"));
 });
 
 afterEach(async (context) => {
@@ -286,6 +290,7 @@ describe("Jobs", () => {
     const started = await eventually("the run is admitted and running", async () =>
       (await api<{ jobs: Job[] }>("GET", "/v1/jobs")).jobs.find((candidate) => candidate.status === "running"),
     );
+    await eventually("the tray icon says learning", () => trayLookIs(enginePid, "learning"));
     const bar = browser.$('article [role="progressbar"][aria-label="Progress"]');
     await bar.waitForExist();
     const first = Number(await bar.getAttribute("aria-valuenow"));
@@ -366,6 +371,82 @@ describe("Settings", () => {
     });
     await eventually("the tray's Defer check is back", () => deferCheck() === "1");
     await look(browser, "settings");
+  });
+});
+
+describe("Notifications on the session bus, and the tray icon", () => {
+  /** The notes whose title is `summary`. */
+  const titled = (summary: string) => notes().filter((note) => note.summary === summary);
+
+  it("gave one notification per burst of the story's drafts", () => {
+    const ready = notes().filter((note) => note.summary.includes("ready for review"));
+    expect(ready.map((note: Note) => [note.app_name, note.summary, note.body])).toEqual([
+      ["Lull", "2 drafts are ready for review", "Lull drafted ssh-key-setup and git-bisect. Nothing goes live until you approve a draft under Drafts in the Lull window. A critical safety finding stopped 1 of them."],
+      ["Lull", "A draft is ready for review", "Lull drafted the skill changelog-entry. Nothing goes live until you approve it under Drafts in the Lull window."],
+    ]);
+  });
+
+  it("gives one notification for a burst of five drafts", async () => {
+    const before = notes().length;
+    const blockedBefore = (await status()).drafts.blocked;
+    // replies.py: agent-3's review proposes three skills, agent-8's two; all five are blocked.
+    await api("POST", "/v1/reviews", { session_key: "agent-3", focus: "how I set up CI runners", messages: conversation("set up the new CI runner") });
+    await eventually("agent-3's three drafts are blocked", async () => (await status()).drafts.blocked === blockedBefore + 3, 30_000);
+    await api("POST", "/v1/reviews", { session_key: "agent-8", focus: "how I set up CI runners", messages: conversation("finish the CI runner") });
+    await eventually("all five drafts are blocked", async () => (await status()).drafts.blocked === blockedBefore + 5, 30_000);
+    await eventually("the burst's notification arrives", () => notes().length > before, 15_000);
+    // Another note, if the burst had split, would follow within the 2 s quiet window.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(notes().slice(before).map((note) => note.summary)).toEqual(["5 drafts are ready for review"]);
+    expect(notes().at(-1)?.body).toMatch(/^Lull drafted runner-\S+, runner-\S+, runner-\S+ and 2 more\. .* A critical safety finding stopped 5 of them\.$/);
+    for (const draft of await drafts()) {
+      if (draft.status === "blocked") await api("POST", `/v1/drafts/${draft.id}/reject`, { reason: "a private key must never leave the runner" });
+    }
+  });
+
+  it("gave one notification for the finished run and none for the cancelled one", () => {
+    expect(titled("A training run finished")).toHaveLength(1);
+    expect(notes().filter((note) => note.summary.startsWith("A training run"))).toHaveLength(1);
+  });
+
+  it("says nothing of the managed server coming and going unless the person asked", async () => {
+    const moveServer = async (away: boolean) => {
+      const hidden = `${e2e.serverStateFile}.away`;
+      if (away) renameSync(e2e.serverStateFile, hidden);
+      else renameSync(hidden, e2e.serverStateFile);
+      await eventually(`the engine sees the server ${away ? "gone" : "back"}`, async () =>
+        ((await status()).server.state === "ready") !== away, 30_000);
+    };
+    const before = notes().length;
+    await moveServer(true);
+    await moveServer(false);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(notes().slice(before)).toEqual([]);
+
+    await api("PATCH", "/v1/settings", { notify_server_changes: true });
+    try {
+      await moveServer(true);
+      await eventually("the server's going away is told", () => titled("Your managed server went away").length === 1);
+      await moveServer(false);
+      await eventually("its return is told", () => titled("Your managed server is ready").length === 1);
+      expect(notes().slice(before).map((note) => note.summary)).toEqual([
+        "Your managed server went away",
+        "Your managed server is ready",
+      ]);
+    } finally {
+      await api("PATCH", "/v1/settings", { notify_server_changes: false });
+    }
+  });
+
+  it("shows paused while learning is paused, and idle with nothing to do", async () => {
+    await eventually("the tray icon says idle", () => trayLookIs(enginePid, "idle"));
+    await api("PATCH", "/v1/settings", { paused: true });
+    try {
+      await eventually("the tray icon says paused", () => trayLookIs(enginePid, "paused"));
+    } finally {
+      await api("PATCH", "/v1/settings", { paused: false });
+    }
+    await eventually("the tray icon says idle again", () => trayLookIs(enginePid, "idle"));
   });
 });
 

@@ -23,4 +23,8 @@ export const e2e = {
   standInPid: Number(required("LULL_E2E_STAND_IN_PID")),
   /** The desktop session helpers (lib.sh: the tray menu over D-Bus) and x11_close.py. */
   desktopScripts: required("LULL_E2E_DESKTOP_SCRIPTS"),
+  /** What the notification recorder on the private bus received: one JSON object a line. */
+  notes: required("LULL_E2E_NOTES"),
+  /** The stand-in's state file: the engine's managed server is there while the file is. */
+  serverStateFile: required("LULL_E2E_SERVER_STATE_FILE"),
 };

@@ -101,3 +101,22 @@ export function trayMenu(enginePid: number): TrayItem[] {
 export function trayMenuLabel(enginePid: number, prefix: string): string | undefined {
   return trayMenu(enginePid).find((item) => item.label.startsWith(prefix))?.label;
 }
+
+/** A tray look: the picture in icons/tray/ the StatusNotifierItem's IconPixmap must equal. */
+export type TrayLook = "idle" | "learning" | "paused" | "attention";
+
+/** Whether the tray icon shows `look` now (lib.sh's `tray_look_is`, on the menu's owner once found). */
+export function trayLookIs(enginePid: number, look: TrayLook): boolean {
+  const owner = menuOwners.get(enginePid);
+  if (!owner) trayMenu(enginePid);
+  const script = `source "$1/lib.sh"; WORK=$2; MENU_OWNER=$3
+    find_menu() { return 0; }  # the owner is known: asking every connection again costs seconds
+    tray_look_is "$4"`;
+  const work = mkdtempSync(join(e2e.work, "look-"));
+  try {
+    execFileSync("bash", ["-c", script, "tray-look", e2e.desktopScripts, work, menuOwners.get(enginePid) ?? "", look]);
+    return true;
+  } catch {
+    return false;
+  }
+}
