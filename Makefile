@@ -27,7 +27,7 @@ run: ui
 
 ## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client,
 ## the desktop app driven under Xvfb, every click in its window (WebDriver), and the .deb installed
-## into a temp root (a few seconds warm).
+## into a temp root (debug builds; about 20 s warm).
 test: ui lint test-rust test-ui test-python test-desktop test-e2e package-test
 
 lint:
