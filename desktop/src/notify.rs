@@ -13,6 +13,7 @@
 //! through org.freedesktop.Notifications (`notify-rust`, over D-Bus), so neither the events
 //! forwarder nor the host waits on the notification server. No server on the bus is a log line.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -114,6 +115,23 @@ impl ServerPresence {
     }
 }
 
+/// The status each training job was last announced with, so that its end notifies once: the
+/// engine announces a job again with the status it already had (promoting a finished run, the
+/// runner's last word on a run it ended), and that is not news.
+#[derive(Debug, Default)]
+pub struct JobStatuses(Mutex<HashMap<String, JobStatus>>);
+
+impl JobStatuses {
+    /// Records `event` and returns it unless it repeats the job's last status (other events pass).
+    pub fn changed<'e>(&self, event: &'e EngineEvent) -> Option<&'e EngineEvent> {
+        let EngineEvent::JobChanged { job_id, status } = event else {
+            return Some(event);
+        };
+        let before = lock(&self.0).insert(job_id.clone(), *status);
+        (before != Some(*status)).then_some(event)
+    }
+}
+
 /// The name notifications are sent under.
 const APP_NAME: &str = "Lull";
 /// How long *Quit* waits for notes still on their way.
@@ -122,6 +140,7 @@ const FLUSH_DEADLINE: Duration = Duration::from_secs(2);
 /// Sends the desktop notifications, in order, from one task.
 pub struct Notifier {
     presence: ServerPresence,
+    jobs: JobStatuses,
     outbox: Mutex<Option<mpsc::UnboundedSender<Note>>>,
     sender: Mutex<Option<JoinHandle<()>>>,
 }
@@ -132,6 +151,7 @@ impl Notifier {
         let (outbox, notes) = mpsc::unbounded_channel();
         Notifier {
             presence: ServerPresence::default(),
+            jobs: JobStatuses::default(),
             outbox: Mutex::new(Some(outbox)),
             sender: Mutex::new(Some(tokio::spawn(send_forever(notes)))),
         }
@@ -144,7 +164,7 @@ impl Notifier {
                 .presence
                 .note_for(server)
                 .filter(|_| engine.settings().notify_server_changes),
-            other => note_for(other),
+            other => self.jobs.changed(other).and_then(note_for),
         };
         if let Some(note) = note {
             self.show(note);
@@ -309,6 +329,29 @@ mod tests {
         ] {
             assert_eq!(note_for(&job(quiet)), None, "{quiet:?}");
         }
+    }
+
+    #[test]
+    fn a_job_announced_again_with_the_status_it_had_is_not_news() {
+        let statuses = JobStatuses::default();
+        let job = |id: &str, status| EngineEvent::JobChanged {
+            job_id: id.into(),
+            status,
+        };
+        let finished = job("a", JobStatus::Completed);
+        assert!(statuses.changed(&job("a", JobStatus::Running)).is_some());
+        assert!(statuses.changed(&finished).is_some(), "running → completed");
+        assert!(
+            statuses.changed(&finished).is_none(),
+            "promoted: completed again"
+        );
+        assert!(
+            statuses
+                .changed(&job("b", JobStatus::Interrupted))
+                .is_some(),
+            "a job first seen (adopted after a restart) is news"
+        );
+        assert!(statuses.changed(&completed(1)).is_some(), "not a job's");
     }
 
     #[test]
