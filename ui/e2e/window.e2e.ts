@@ -385,7 +385,12 @@ describe("Notifications on the session bus, and the tray icon", () => {
     const ready = notes().filter((note) => note.summary.includes("ready for review"));
     const named = ready.map((note: Note) => {
       expect(note.app_name).toBe("Lull");
-      const skills = /^Lull drafted (?:the skill )?(.+?)\. Nothing goes live/.exec(note.body)?.[1]?.split(/, | and /) ?? [];
+      // Alone: "…the skill X. Nothing goes live…", or blocked "…the skill X, and a critical safety
+      // finding stopped it…"; several: "…X, Y and Z. Nothing goes live…".
+      const skills =
+        /^Lull drafted (?:the skill )?(.+?)(?:\. Nothing goes live|, and a critical safety finding stopped it)/
+          .exec(note.body)?.[1]
+          ?.split(/, | and /) ?? [];
       expect(note.summary).toBe(skills.length === 1 ? "A draft is ready for review" : `${skills.length} drafts are ready for review`);
       return skills;
     });
