@@ -2,7 +2,7 @@
 // entry, which starts the tray process (`lull-desktop`, beside the window's binary) hidden, and
 // a second click removes it. The harness's private home holds the entry (XDG_CONFIG_HOME).
 
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { eventually } from "./support/engine";
@@ -33,7 +33,9 @@ it("Start at login writes the entry that starts the tray hidden, and a second cl
   await box.click();
   await eventually("the autostart entry is written", () => existsSync(entry));
   const text = readFileSync(entry, "utf8");
-  expect(text).toContain(`Exec="${join(dirname(e2e.application), "lull-desktop")}" --hidden`);
+  // The window names the tray beside its own executable, as the OS resolves it (no symlinks).
+  const tray = join(realpathSync(dirname(e2e.application)), "lull-desktop");
+  expect(text).toContain(`Exec="${tray}" --hidden`);
   expect(text).toContain("Type=Application");
   expect(statSync(entry).mode & 0o777).toBe(0o644);
   await eventually("the box shows it checked", async () => (await box.isSelected()) || undefined);
