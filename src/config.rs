@@ -435,9 +435,102 @@ impl Paths {
     }
 }
 
+/// Where the engine's configuration and data live, from the command line or the environment,
+/// with the same flags and variables as the `lull` CLI (`--config`/`LULL_CONFIG`,
+/// `--data-dir`/`LULL_DATA_DIR`). Unset means the XDG defaults of DESIGN §5.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Locations {
+    /// The configuration file.
+    pub config: Option<PathBuf>,
+    /// The data directory.
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Locations {
+    /// Reads `--config X` / `--config=X` and `--data-dir X` / `--data-dir=X` from `args` (the
+    /// program name first, as `std::env::args_os`), falling back to `env`. Other arguments (the
+    /// tray's `--hidden`, the window's `--view`) are left to their readers.
+    pub fn from_args(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+        env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Locations {
+        let mut locations = Locations {
+            config: env("LULL_CONFIG").map(PathBuf::from),
+            data_dir: env("LULL_DATA_DIR").map(PathBuf::from),
+        };
+        let mut args = args.into_iter().skip(1);
+        while let Some(arg) = args.next() {
+            let arg = arg.to_string_lossy().into_owned();
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) => (flag.to_owned(), Some(std::ffi::OsString::from(value))),
+                None => (arg, None),
+            };
+            let slot = match flag.as_str() {
+                "--config" => &mut locations.config,
+                "--data-dir" => &mut locations.data_dir,
+                _ => continue,
+            };
+            if let Some(value) = inline.or_else(|| args.next()) {
+                *slot = Some(PathBuf::from(value));
+            }
+        }
+        locations
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locations_come_from_flags_then_the_environment() {
+        use std::ffi::OsString;
+        let args = |list: &[&str]| -> Vec<OsString> {
+            std::iter::once("lull-desktop")
+                .chain(list.iter().copied())
+                .map(OsString::from)
+                .collect()
+        };
+        let env = |name: &str| match name {
+            "LULL_DATA_DIR" => Some(OsString::from("/env/data")),
+            _ => None,
+        };
+        let check = |list: &[&str], expected: Locations| {
+            assert_eq!(Locations::from_args(args(list), env), expected, "{list:?}");
+        };
+        check(
+            &[],
+            Locations {
+                config: None,
+                data_dir: Some("/env/data".into()),
+            },
+        );
+        let flagged = Locations {
+            config: Some("/c.toml".into()),
+            data_dir: Some("/flag/data".into()),
+        };
+        check(
+            &["--hidden", "--data-dir", "/flag/data", "--config=/c.toml"],
+            flagged.clone(),
+        );
+        check(
+            &[
+                "--view",
+                "drafts",
+                "--data-dir",
+                "/flag/data",
+                "--config=/c.toml",
+            ],
+            flagged,
+        );
+        check(
+            &["--data-dir=/a", "--data-dir"],
+            Locations {
+                config: None,
+                data_dir: Some("/a".into()),
+            },
+        );
+    }
 
     fn load(text: &str, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
