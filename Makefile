@@ -53,7 +53,7 @@ test-python:
 	python3 -m unittest discover -s integrations/python
 
 test-desktop: ui
-	$(CARGO) build -p lull-desktop -p lull-window -p lull
+	$(CARGO) build -p lull-desktop -p lull-window -p lull -p lull-stand-in
 	desktop/scripts/smoke.sh
 
 ## The window's end-to-end tests: each click a person makes in the real app (WebDriver through

@@ -589,14 +589,51 @@ async fn invalid_synthesized_output_is_retried_then_fails_the_candidate_and_make
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synthesis_that_loops_is_dropped_soon_and_retried_into_a_draft() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, engine, mut events) = engine_beside(dir.path(), stand_in(), config_for).await;
+    server.push_reply(MODEL, review_answer(&[("git-bisect", 0.8)]));
+    let phrase = "the skill is the skill ";
+    let looping = synthesis_answer(&format!("{GOOD_BODY}{}", phrase.repeat(400)));
+    let looping_tokens = looping.split_whitespace().count();
+    server.push_reply(MODEL, looping);
+    script_draft(&server, GOOD_BODY);
+    engine.submit_review(submission("s1")).await.unwrap();
+
+    let id = draft_in(&mut events, DraftStatus::ReviewPending).await;
+    let draft: DraftView = engine.draft(&id).await.unwrap();
+    assert!(draft.skill_md.ends_with(GOOD_BODY), "{}", draft.skill_md);
+    let candidate = &engine.candidates(None).await.unwrap()[0];
+    assert_eq!(candidate.failures, 1, "{candidate:?}");
+    let error = candidate.last_error.as_deref().unwrap();
+    assert!(
+        error.contains("repeating itself")
+            && error.contains(&format!("one {}-byte pattern", phrase.len())),
+        "{error}"
+    );
+    let drops = server.stream_drops();
+    assert_eq!(drops.len(), 1, "{drops:?}");
+    assert!(
+        drops[0].tokens_sent < looping_tokens / 4,
+        "dropped after {} of {looping_tokens} tokens",
+        drops[0].tokens_sent
+    );
+    engine.shutdown().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_turn_preempts_a_synthesis_which_is_requeued_and_completes_later() {
     let dir = tempfile::tempdir().unwrap();
     let (server, engine, mut events) = engine_beside(dir.path(), stand_in(), config_for).await;
     server.push_reply(MODEL, review_answer(&[("git-bisect", 0.8)]));
-    let long_body = format!(
-        "{GOOD_BODY}{}",
-        "Check the test at each step before you mark it. ".repeat(60)
-    );
+    // Varied lines: one line said over and over is a loop, which the client drops.
+    let long_body: String = std::iter::once(GOOD_BODY.to_owned())
+        .chain(
+            (4..64)
+                .map(|step| format!("{step}. Check the test at step {step} before you mark it.\n")),
+        )
+        .collect();
     server.push_reply(MODEL, synthesis_answer(&long_body));
     engine.submit_review(submission("s1")).await.unwrap();
     next_event(&mut events, WAIT, |e| {
@@ -630,7 +667,7 @@ async fn a_live_turn_preempts_a_synthesis_which_is_requeued_and_completes_later(
     engine.finish_turn(&lease).unwrap();
     let id = draft_in(&mut events, DraftStatus::ReviewPending).await;
     let draft: DraftView = engine.draft(&id).await.unwrap();
-    assert!(draft.skill_md.contains("Check the test at each step"));
+    assert!(draft.skill_md.contains("63. Check the test at step 63"));
     engine.shutdown().await;
     server.stop().await;
 }

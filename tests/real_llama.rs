@@ -552,6 +552,16 @@ async fn the_real_small_model_learns_a_skill_from_a_review_to_an_approved_file()
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     let to_draft = drafting.elapsed();
+    // What the model got wrong on the way, for the reader of a slow run.
+    for candidate in engine.candidates(None).await.unwrap() {
+        if let Some(error) = &candidate.last_error {
+            let error: String = error.chars().take(300).collect();
+            println!(
+                "SmolLM2-135M-Instruct: candidate {} failed {} time(s), last: {error}",
+                candidate.proposal.skill, candidate.failures
+            );
+        }
+    }
     let parsed =
         parse_skill_md(&draft.skill_md, &draft.skill).expect("a draft is a valid SKILL.md");
     assert!(!parsed.body.trim().is_empty());

@@ -17,11 +17,13 @@
 #   7. with the API port taken, the app still starts, its tray says the engine is not running,
 #      and exactly one notification says so
 #   8. with `lull serve` on the data folder, the tray's engine refuses it and lull serve serves on
+#   9. with a managed server (the stand-in, logging its requests), a window opened from the tray
+#      has its slots polled, and closing it stops the polling
 #
 # Usage: desktop/scripts/smoke.sh [--screenshot OUT.png] [PATH/TO/lull-desktop]
 #   --screenshot  also saves a PNG of the window, taken once it has rendered (needs `import`).
-# The binaries default to $CARGO_TARGET_DIR (else target/)/debug/{lull-desktop,lull-window,lull};
-# LULL_WINDOW_BIN and LULL_BIN point elsewhere.
+# The binaries default to $CARGO_TARGET_DIR (else target/)/debug/{lull-desktop,lull-window,lull,
+# lull-stand-in}; LULL_WINDOW_BIN, LULL_BIN and LULL_STAND_IN_BIN point elsewhere.
 # Needs what lib.sh needs. Prints "smoke: N passed, N failed" and exits non-zero on any failure.
 set -euo pipefail
 
@@ -43,12 +45,15 @@ source "$HERE/lib.sh"
 WAIT_RENDER_S=30    # for the page to paint, before a screenshot
 RENDER_SETTLE_S=1   # once it painted, for fonts and late layout
 MIN_COLOURS=64      # a painted page has text and the mark; a blank one a handful of colours
+QUIET_S=3           # how long "nothing polled" is watched: six of the monitor's 500 ms polls
 
 require_tools Xvfb xwininfo dbus-daemon gdbus python3 curl convert "$SYSTEM_PYTHON"
 [ -z "$SCREENSHOT" ] || require_tools import
 [ -x "$BIN" ] || { echo "smoke: $BIN not built: run cargo build -p lull-desktop" >&2; exit 1; }
 LULL_BIN=${LULL_BIN:-"$(dirname "$BIN")/lull"}
 [ -x "$LULL_BIN" ] || { echo "smoke: $LULL_BIN not built: run cargo build -p lull" >&2; exit 1; }
+STAND_IN_BIN=${LULL_STAND_IN_BIN:-"$(dirname "$BIN")/lull-stand-in"}
+[ -x "$STAND_IN_BIN" ] || { echo "smoke: $STAND_IN_BIN not built: run cargo build -p lull-stand-in" >&2; exit 1; }
 WINDOW_BIN=${LULL_WINDOW_BIN:-"$(dirname "$BIN")/lull-window"}
 [ -x "$WINDOW_BIN" ] || echo "smoke: $WINDOW_BIN not built (cargo build -p lull-window): the window checks will fail" >&2
 case "$SCREENSHOT" in ""|/*) ;; *) SCREENSHOT="$PWD/$SCREENSHOT" ;; esac
@@ -162,6 +167,37 @@ serve_still_serves() { kill -0 "$SERVE_PID" && api_ready && grep -q "\"pid\": $S
 check "… and lull serve still serves it" serve_still_serves
 click_menu "Quit" || true
 check "… and the app still quits" wait_until "$WAIT_CHANGE_S" app_gone
+APP_PID=""
+
+# A managed server: the monitor polls its slots only while someone looks (DESIGN §3). The window
+# the tray opens is someone; once it has closed, nothing is polled.
+fresh_data_dir polling
+export LULL_SERVER_STATE_FILE="$WORK/server/server.json"
+mkdir -p "$WORK/server"
+REQUESTS="$WORK/server/requests.log"
+"$STAND_IN_BIN" --port 0 --state-file "$LULL_SERVER_STATE_FILE" --request-log "$REQUESTS" >>"$WORK/stand-in.log" 2>&1 &
+EXTRA_PIDS+=($!)
+wait_until "$WAIT_CHANGE_S" test -s "$LULL_SERVER_STATE_FILE"
+slots_polled() { grep -c ' GET /slots$' "$REQUESTS" || true; }
+start_app --hidden
+wait_until "$WAIT_CHANGE_S" tray_menu_ready && wait_until "$WAIT_CHANGE_S" api_ready
+sleep "$QUIET_S"
+POLLED=$(slots_polled)
+sleep "$QUIET_S"
+check "with no window, the managed server's slots are not polled" [ "$(slots_polled)" = "$POLLED" ]
+click_menu "Open Lull" || true
+check "Open Lull opens the window" wait_until "$WAIT_WINDOW_S" has_window
+polled_since() { [ "$(slots_polled)" -ge $(($1 + 3)) ]; }
+check "… and while it is open the slots are polled" wait_until "$WAIT_CHANGE_S" polled_since "$POLLED"
+WINDOW=$(main_window)
+[ -z "$WINDOW" ] || python3 "$HERE/x11_close.py" "$WINDOW"
+check "the window closes" wait_until "$WAIT_CHANGE_S" no_window_process
+sleep 1  # a probe under way as the window went may still land
+POLLED=$(slots_polled)
+sleep "$QUIET_S"
+check "… and then nothing polls the slots (${QUIET_S} s)" [ "$(slots_polled)" = "$POLLED" ]
+click_menu "Quit" || true
+check "… and the app quits" wait_until "$WAIT_CHANGE_S" app_gone
 APP_PID=""
 
 echo "smoke: $PASSED passed, $FAILED failed"

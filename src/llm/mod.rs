@@ -10,6 +10,7 @@
 
 pub mod pace;
 mod prefill;
+pub mod repetition;
 
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use serde_json::{json, Value};
 pub use pace::{Phase, StreamPace};
 pub(crate) use prefill::PromptSteps;
 pub use prefill::{PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
+use repetition::LoopWatch;
 
 /// Time allowed to connect and receive response headers.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -90,6 +92,14 @@ pub enum LlmError {
     /// The stream was not what an OpenAI-compatible server sends.
     #[error("{url} sent an unreadable stream: {message}")]
     Protocol { url: String, message: String },
+    /// The model was repeating itself (see [`repetition`]); the stream was dropped.
+    #[error("{url}'s model was repeating itself (the answer's last {span} bytes are one {period}-byte pattern over and over); stopped it after {bytes} bytes")]
+    Looping {
+        url: String,
+        span: usize,
+        period: usize,
+        bytes: usize,
+    },
     /// The stream went silent.
     #[error("{url} sent nothing for {seconds} s; giving up")]
     Stalled { url: String, seconds: u64 },
@@ -190,6 +200,7 @@ impl HttpLlmClient {
         let mut decoder = SseDecoder::default();
         let mut reply = ChatReply::default();
         let mut prompt_processed = 0;
+        let mut loops = LoopWatch::default();
         loop {
             let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.next()).await {
                 Err(_) => {
@@ -233,6 +244,14 @@ impl HttpLlmClient {
                 }
                 if let Some(delta) = value["choices"][0]["delta"]["content"].as_str() {
                     reply.text.push_str(delta);
+                    if let Some(period) = loops.observe(&reply.text) {
+                        return Err(LlmError::Looping {
+                            url,
+                            span: repetition::LOOP_SPAN_BYTES,
+                            period,
+                            bytes: reply.text.len(),
+                        });
+                    }
                     if let Some(pace) = pace {
                         pace.advance(Phase::Answer, 1);
                     }

@@ -7,8 +7,9 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, Request, State};
@@ -94,6 +95,14 @@ async fn pre_routing(State(shared): State<AppState>, request: Request, next: Nex
             endpoint,
             at: Instant::now(),
         });
+        if let Some(log) = &mut inner.request_log {
+            let unix_ms = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |since| since.as_millis());
+            // A line per write, so a reader never sees half of one; a failed write is lost.
+            let line = format!("{unix_ms} {} {path}\n", request.method());
+            let _ = log.write_all(line.as_bytes());
+        }
         (
             inner.faults.get(&endpoint).cloned(),
             inner.ready,

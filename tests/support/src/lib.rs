@@ -84,10 +84,11 @@ mod app;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -226,6 +227,10 @@ pub struct StandInConfig {
     pub serves_embeddings: bool,
     /// Port to bind on 127.0.0.1; 0 picks a free one.
     pub port: u16,
+    /// A file that gets one line per request, as it arrives: milliseconds since the Unix epoch,
+    /// the method and the path (`1796330064044 GET /slots`). For scripts that check, from
+    /// outside the process, what was asked of the server and when.
+    pub request_log: Option<PathBuf>,
 }
 
 impl StandInConfig {
@@ -261,6 +266,7 @@ impl StandInConfig {
             embedding_dim: DEFAULT_EMBEDDING_DIM,
             serves_embeddings: true,
             port: 0,
+            request_log: None,
         }
     }
 
@@ -331,6 +337,12 @@ impl StandInConfig {
     /// Binds this port instead of a free one (for the binary and demos).
     pub fn with_port(mut self, port: u16) -> StandInConfig {
         self.port = port;
+        self
+    }
+
+    /// Appends a line per request to `path` (see [`StandInConfig::request_log`]).
+    pub fn with_request_log(mut self, path: impl Into<PathBuf>) -> StandInConfig {
+        self.request_log = Some(path.into());
         self
     }
 }
@@ -497,6 +509,8 @@ pub(crate) struct Inner {
     pub(crate) faults: HashMap<Endpoint, Fault>,
     pub(crate) counts: HashMap<Endpoint, u64>,
     pub(crate) requests: Vec<RequestRecord>,
+    /// Where [`StandInConfig::request_log`] lines go.
+    pub(crate) request_log: Option<std::fs::File>,
     pub(crate) loads: Vec<LoadEvent>,
     pub(crate) drops: Vec<StreamDrop>,
     pub(crate) prompt_reads: Vec<PromptRead>,
@@ -588,6 +602,16 @@ impl StandIn {
                 tokens_streamed: 0,
             })
             .collect();
+        let request_log = match &config.request_log {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("opening the request log {}", path.display()))?,
+            ),
+            None => None,
+        };
         let (shutdown, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
@@ -605,6 +629,7 @@ impl StandIn {
                 faults: HashMap::new(),
                 counts: HashMap::new(),
                 requests: Vec::new(),
+                request_log,
                 loads: Vec::new(),
                 drops: Vec::new(),
                 prompt_reads: Vec::new(),

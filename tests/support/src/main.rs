@@ -27,6 +27,8 @@ usage: lull-stand-in [options]
                            end-to-end tests, which change it at run time)
   --replies ID:FILE        FILE is a JSON array of strings: model ID's completions answer
                            them in order, then the default reply (repeatable)
+  --request-log FILE       append a line per request to FILE as it arrives: Unix time in
+                           ms, method, path (for scripts that check what was polled, when)
   -h, --help               this text";
 
 struct Args {
@@ -50,6 +52,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut busy = Vec::new();
     let mut busy_on_signal = Vec::new();
     let mut replies = Vec::new();
+    let mut request_log = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
@@ -78,6 +81,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--slots" => slots = value.parse().context("--slots needs a number")?,
             "--loading-ms" => loading_ms = value.parse().context("--loading-ms needs a number")?,
             "--state-file" => state_file = Some(PathBuf::from(value)),
+            "--request-log" => request_log = Some(PathBuf::from(value)),
             "--busy" => busy.push(parse_slot(&flag, &value)?),
             "--busy-on-signal" => busy_on_signal.push(parse_slot(&flag, &value)?),
             "--replies" => {
@@ -106,6 +110,9 @@ fn parse_args() -> anyhow::Result<Args> {
     }
     if loading_ms > 0 {
         config = config.loading();
+    }
+    if let Some(path) = request_log {
+        config = config.with_request_log(path);
     }
     Ok(Args {
         config,
