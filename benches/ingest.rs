@@ -176,6 +176,7 @@ async fn serve(
         store: None, // the production store: `<data_dir>/lull.db`, WAL, its writer thread
         embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
         clock: None,
+        events: Default::default(),
     };
     let engine = Engine::open_with(Config::default(), paths, seams)
         .await

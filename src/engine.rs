@@ -191,6 +191,8 @@ pub struct Seams {
     /// The engine's clock of record (queue times, the gate's ages); `None` reads the system's.
     /// The simulator passes one that starts at a fixed instant of its virtual day.
     pub clock: Option<EngineClock>,
+    /// Where the engine announces what happens, from the first thing it does while opening.
+    pub events: EventBus,
 }
 
 /// A review as an agent submits it.
@@ -213,6 +215,17 @@ impl Engine {
     /// Opens the data directory and the database, watches the managed server, and starts the
     /// review dispatcher. Must run inside a tokio runtime.
     pub async fn open(config: Config, paths: Paths) -> Result<Engine, EngineError> {
+        Engine::open_on(config, paths, EventBus::default()).await
+    }
+
+    /// [`Engine::open`], announcing on `events`: a listener subscribed before the call hears
+    /// what the engine says while it opens (the training jobs a crash interrupted), which a
+    /// listener of [`Engine::events`] subscribes too late for.
+    pub async fn open_on(
+        config: Config,
+        paths: Paths,
+        events: EventBus,
+    ) -> Result<Engine, EngineError> {
         let monitor = ServerMonitor::start(MonitorConfig::new(config.state_file()))
             .await
             .map_err(|err| EngineError::Startup(err.to_string()))?;
@@ -224,6 +237,7 @@ impl Engine {
             store: None,
             embedders: Arc::new(crate::routing::ServerEmbedderSource),
             clock: None,
+            events,
         };
         Engine::open_with(config, paths, seams).await
     }
@@ -254,7 +268,7 @@ impl Engine {
                 Ok((settings, connection.last_insert_rowid()))
             })
             .await?;
-        let events = EventBus::default();
+        let events = seams.events;
         let settings = watch::channel(settings).0;
         let gate = Arc::new(IdleGate::new(
             GateTiming::from(&config.scheduler),
@@ -763,6 +777,7 @@ mod tests {
             store: None,
             embedders: Arc::new(BuiltInEmbedderOnly),
             clock: None,
+            events: Default::default(),
         };
         let engine = Engine::open_with(config, paths, seams).await.unwrap();
         assert_eq!(monitor.n_interested(), 0, "nobody looks yet");

@@ -80,6 +80,7 @@ impl Harness {
             store: Some(store.clone()),
             embedders: Arc::new(BuiltInEmbedderOnly),
             clock: None,
+            events: Default::default(),
         };
         let engine = Engine::open_with(config, paths, seams).await.unwrap();
         Harness {

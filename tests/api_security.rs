@@ -41,6 +41,7 @@ async fn engine(dir: &tempfile::TempDir) -> Engine {
         store: Some(Store::open_in_memory().unwrap()),
         embedders: Arc::new(BuiltInEmbedderOnly),
         clock: None,
+        events: Default::default(),
     };
     Engine::open_with(config, paths, seams).await.unwrap()
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use lull::config::Config;
 use lull::engine::Seams;
-use lull::events::EngineEvent;
+use lull::events::{EngineEvent, EventBus};
 use lull::jobs::records::{JobStatus, ReceiptKind, Stopping};
 use lull::jobs::service::JobView;
 use lull::llm::HttpLlmClient;
@@ -18,6 +18,7 @@ use lull::routing::{BuiltInEmbedderOnly, Outcome};
 use lull::server::{ManualProbe, ServerReading, ServerState};
 use lull::store::Store;
 use lull::{Engine, EngineError, ErrorCode, Paths};
+use tokio::sync::broadcast;
 
 const SKILLS: [(&str, &str); 3] = [
     (
@@ -35,6 +36,8 @@ struct Harness {
     dir: tempfile::TempDir,
     engine: Engine,
     store: Store,
+    /// Subscribed before the engine opened: it hears what the engine announced while opening.
+    heard: broadcast::Receiver<EngineEvent>,
 }
 
 impl Harness {
@@ -49,19 +52,25 @@ impl Harness {
             )
             .unwrap();
         }
-        let (engine, store) = open(dir.path()).await;
-        Harness { dir, engine, store }
+        let (engine, store, heard) = open(dir.path()).await;
+        Harness {
+            dir,
+            engine,
+            store,
+            heard,
+        }
     }
 
     /// Stops this engine (as a quit or a crash would leave its jobs) and starts a new one on
     /// the same data folder.
     async fn restart(self) -> Harness {
         self.engine.shutdown().await;
-        let (engine, store) = open(self.dir.path()).await;
+        let (engine, store, heard) = open(self.dir.path()).await;
         Harness {
             dir: self.dir,
             engine,
             store,
+            heard,
         }
     }
 
@@ -112,7 +121,7 @@ fn paths_in(dir: &std::path::Path) -> Paths {
     }
 }
 
-async fn open(dir: &std::path::Path) -> (Engine, Store) {
+async fn open(dir: &std::path::Path) -> (Engine, Store, broadcast::Receiver<EngineEvent>) {
     let mut config = Config::default();
     config.server.state_file = dir.join("no-supervisor/server.json");
     config.learning.max_drafts_per_run = 0;
@@ -130,10 +139,13 @@ async fn open(dir: &std::path::Path) -> (Engine, Store) {
         store: Some(store.clone()),
         embedders: Arc::new(BuiltInEmbedderOnly),
         clock: None,
+        events: EventBus::default(),
     };
+    let heard = seams.events.subscribe();
     (
         Engine::open_with(config, paths, seams).await.unwrap(),
         store,
+        heard,
     )
 }
 
@@ -353,10 +365,15 @@ async fn a_restart_interrupts_a_running_job_which_resumes_only_when_asked_from_i
     .await
     .unwrap();
     let _lease = harness.engine.start_turn();
-    let harness = harness.restart().await;
+    let mut harness = harness.restart().await;
 
     let adopted = harness.engine.job(&job.id).await.unwrap();
     assert_eq!(adopted.status, JobStatus::Interrupted);
+    // Announced while the engine opened, to a listener that came first (the tray's notes).
+    let announced = std::iter::from_fn(|| harness.heard.try_recv().ok()).find(|event| {
+        matches!(event, EngineEvent::JobChanged { job_id, status: JobStatus::Interrupted } if *job_id == job.id)
+    });
+    assert!(announced.is_some(), "the adoption was announced");
     assert_eq!(
         adopted.stop_reason.as_deref(),
         Some("adopted_after_restart")

@@ -220,6 +220,7 @@ async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Durat
         store: Some(Store::open_in_memory().unwrap()),
         embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
         clock: None,
+        events: Default::default(),
     };
     let engine = Engine::open_with(config, paths, seams).await.unwrap();
     let events = engine.events().subscribe();

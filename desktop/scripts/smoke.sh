@@ -17,7 +17,9 @@
 #   7. with the API port taken, the app still starts, its tray says the engine is not running,
 #      and exactly one notification says so
 #   8. with `lull serve` on the data folder, the tray's engine refuses it and lull serve serves on
-#   9. with a managed server (the stand-in, logging its requests), a window opened from the tray
+#   9. a training run under way when the tray is killed (-9) is adopted as interrupted by the next
+#      start, and exactly one notification says so
+#  10. with a managed server (the stand-in, logging its requests), a window opened from the tray
 #      has its slots polled, and closing it stops the polling
 #
 # Usage: desktop/scripts/smoke.sh [--screenshot OUT.png] [PATH/TO/lull-desktop]
@@ -167,6 +169,54 @@ serve_still_serves() { kill -0 "$SERVE_PID" && api_ready && grep -q "\"pid\": $S
 check "… and lull serve still serves it" serve_still_serves
 click_menu "Quit" || true
 check "… and the app still quits" wait_until "$WAIT_CHANGE_S" app_gone
+APP_PID=""
+
+# A crash mid-run: the next start adopts the run as interrupted, and the person hears of it once
+# (the tray listens before its engine opens, which is when the adoption is announced).
+fresh_data_dir crash
+for skill in deploy-staging db-migration rotate-certs; do
+    mkdir -p "$DATA_DIR/skills/$skill"
+    printf -- '---\nname: %s\ndescription: How to %s, step by step.\n---\n# %s\n' "$skill" "$skill" "$skill" \
+        >"$DATA_DIR/skills/$skill/SKILL.md"
+done
+start_app --hidden
+wait_until "$WAIT_CHANGE_S" api_ready
+# Routes and their outcomes, for a dataset to train on: the skill a request names succeeds.
+python3 - "$DATA_DIR" <<'PY'
+import json, sys, urllib.request
+data_dir = sys.argv[1]
+base = json.load(open(f"{data_dir}/api.json"))["base_url"]
+token = open(f"{data_dir}/api-token").read().strip()
+def post(path, body):
+    request = urllib.request.Request(base + path, json.dumps(body).encode(), method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    body = urllib.request.urlopen(request).read()
+    return json.loads(body) if body else None
+requests = [("deploy the payments api to staging", "deploy-staging"),
+            ("add a column to the orders table", "db-migration"),
+            ("the certificate expires next week", "rotate-certs")]
+for i in range(90):
+    query, right = requests[i % 3]
+    answer = post("/v1/route", {"query": f"{query} #{i}"})
+    chosen = answer["ranked"][i % len(answer["ranked"])]["skill"]
+    post("/v1/outcomes", {"route_id": answer["route_id"], "skill": chosen,
+                          "outcome": "success" if chosen == right else "failure"})
+PY
+JOB_ID=$(api POST /v1/jobs '{"kind":"routing-head","stopping":{"max_rounds":10000,"wall_clock_s":600}}' \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' || true)
+job_status() { api GET "/v1/jobs/$JOB_ID" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }
+job_is() { [ "$(job_status 2>/dev/null)" = "$1" ]; }
+check "a training run starts" wait_until "$WAIT_CHANGE_S" job_is running
+kill -9 "$APP_PID"; wait "$APP_PID" 2>/dev/null || true
+NOTES_BEFORE=$(notes_count)
+start_app --hidden
+check "after kill -9 and a restart, the run is interrupted" wait_until "$WAIT_CHANGE_S" job_is interrupted
+interrupted_note() { [ "$(notes_since "$NOTES_BEFORE")" = "Lull: A training run was interrupted" ]; }
+check "… and one notification says so" wait_until "$WAIT_CHANGE_S" interrupted_note
+sleep 1  # a second one, if there were one, would have come by now
+check "… only one" interrupted_note
+click_menu "Quit" || true
+check "… and the app quits" wait_until "$WAIT_CHANGE_S" app_gone
 APP_PID=""
 
 # A managed server: the monitor polls its slots only while someone looks (DESIGN §3). The window

@@ -13,8 +13,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lull::events::{EngineEvent, EventBus};
 use lull::{Config, Engine, Paths};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::app::Desktop;
@@ -96,9 +97,13 @@ impl EngineHost {
         let opening_desktop = desktop.clone();
         let opening = tokio::spawn(async move {
             let desktop = opening_desktop;
-            match Engine::open(config, paths).await {
+            // Listening before the engine opens: a run a crash interrupted is announced while
+            // it opens, and that note is the person's only word of it.
+            let events = EventBus::default();
+            let listener = events.subscribe();
+            match Engine::open_on(config, paths, events).await {
                 Ok(engine) => {
-                    if let Err(engine) = desktop.host.run(&desktop, engine) {
+                    if let Err(engine) = desktop.host.run(&desktop, engine, listener) {
                         engine.shutdown().await;
                     }
                 }
@@ -116,12 +121,20 @@ impl EngineHost {
 
     /// Starts the API and the event forwarder around a freshly opened engine; gives the engine
     /// back when *Quit* came while it opened (*Quit* waits for the caller to stop it).
-    fn run(&self, desktop: &Arc<Desktop>, engine: Engine) -> Result<(), Engine> {
-        if !matches!(*self.lock(), Phase::Starting(_)) {
+    fn run(
+        &self,
+        desktop: &Arc<Desktop>,
+        engine: Engine,
+        listener: broadcast::Receiver<EngineEvent>,
+    ) -> Result<(), Engine> {
+        // The phase is held from the check to `Running`: an API that fails to bind reports it
+        // (`api_failed`) only once it sees `Running`, so a fast failure is never dropped while
+        // the phase still says `Starting`, and a *Quit* meanwhile finds one phase or the other.
+        let mut phase = self.lock();
+        if !matches!(*phase, Phase::Starting(_)) {
             return Err(engine);
         }
-        let forwarder =
-            events::forward(desktop.clone(), engine.clone(), engine.events().subscribe());
+        let forwarder = events::forward(desktop.clone(), engine.clone(), listener);
         let (api_shutdown, stop_requested) = oneshot::channel::<()>();
         let api_desktop = desktop.clone();
         let api_engine = engine.clone();
@@ -138,15 +151,14 @@ impl EngineHost {
             }
         });
         self.running.send_replace(Some(engine.clone()));
-        self.set(
-            desktop,
-            Phase::Running(Running {
-                engine,
-                api_shutdown,
-                api_task,
-                forwarder,
-            }),
-        );
+        *phase = Phase::Running(Running {
+            engine,
+            api_shutdown,
+            api_task,
+            forwarder,
+        });
+        drop(phase);
+        desktop.tray.refresh();
         tracing::info!("engine started");
         Ok(())
     }
@@ -184,11 +196,6 @@ impl EngineHost {
             *phase = Phase::Failed(message.clone());
         }
         desktop.notes.engine_failed(&message);
-        desktop.tray.refresh();
-    }
-
-    fn set(&self, desktop: &Desktop, phase: Phase) {
-        *self.lock() = phase;
         desktop.tray.refresh();
     }
 

@@ -406,6 +406,7 @@ mod tests {
             store: None,
             embedders: Arc::new(BuiltInEmbedderOnly),
             clock: None,
+            events: Default::default(),
         };
         let engine = Engine::open_with(config, paths(dir.path()), seams)
             .await

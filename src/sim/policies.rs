@@ -342,6 +342,7 @@ async fn open_engine(
         store: Some(store.clone()),
         embedders: Arc::new(crate::routing::BuiltInEmbedderOnly),
         clock: Some(clock),
+        events: Default::default(),
     };
     Ok(Engine::open_with(config.clone(), paths.clone(), seams).await?)
 }
