@@ -579,32 +579,43 @@ async fn rollback_names_that_leave_the_skills_folder_are_refused() {
 // ---------------------------------------------------------------------------------------------
 // Read-only folders.
 
-/// A folder made read-only for the rest of a test. File modes stop a normal user; root
-/// ignores them, so for root the folder is bind-mounted read-only on itself (any write in it
-/// fails with EROFS, as on a read-only disk). Dropping it makes the folder writable again.
+/// A folder made read-only for the rest of a test, as a disk remounted read-only would be.
+/// For a normal user every folder in it becomes 0500 and every file 0400 (owner-only modes:
+/// the engine tightens a data folder open to others to 0700, which would undo 0555). Root
+/// ignores modes, so for root the folder is bind-mounted read-only on itself (any write in it
+/// fails with EROFS). Dropping it makes everything writable again.
 struct ReadOnly {
     dir: PathBuf,
-    mounted: bool,
-    mode: u32,
+    how: Protection,
+}
+
+enum Protection {
+    /// Each path with the mode to give back.
+    Modes(Vec<(PathBuf, u32)>),
+    Mounted,
 }
 
 impl ReadOnly {
     /// `None`, with the reason printed, when neither way works here (root without the right
     /// to mount, as in some containers).
     fn make(dir: &Path) -> Option<ReadOnly> {
-        let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o7777;
+        let dir = dir.to_path_buf();
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            // 0500, not 0555: the engine would tighten a data folder open to others to 0700,
-            // which would make it writable again.
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+            let mut modes = Vec::new();
+            for path in std::iter::once(dir.clone()).chain(tree(&dir).iter().map(|p| dir.join(p))) {
+                let metadata = std::fs::symlink_metadata(&path).unwrap();
+                let read_only = if metadata.is_dir() { 0o500 } else { 0o400 };
+                modes.push((path.clone(), metadata.permissions().mode() & 0o7777));
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(read_only))
+                    .unwrap();
+            }
             return Some(ReadOnly {
-                dir: dir.to_path_buf(),
-                mounted: false,
-                mode,
+                dir,
+                how: Protection::Modes(modes),
             });
         }
-        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        let path = c_path(&dir);
         // SAFETY: `path` is NUL-terminated; a bind mount of the folder on itself, then made
         // read-only (a bind mount takes its flags only on a remount).
         let mounted = unsafe {
@@ -635,22 +646,28 @@ impl ReadOnly {
             return None;
         }
         Some(ReadOnly {
-            dir: dir.to_path_buf(),
-            mounted: true,
-            mode,
+            dir,
+            how: Protection::Mounted,
         })
     }
 }
 
+fn c_path(path: &Path) -> std::ffi::CString {
+    std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap()
+}
+
 impl Drop for ReadOnly {
     fn drop(&mut self) {
-        if self.mounted {
-            let path = std::ffi::CString::new(self.dir.as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: `path` is NUL-terminated and names the mount made in `make`.
-            unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
-        } else {
-            let mode = std::fs::Permissions::from_mode(self.mode);
-            std::fs::set_permissions(&self.dir, mode).unwrap();
+        match &self.how {
+            // SAFETY: the path is NUL-terminated and names the mount made in `make`.
+            Protection::Mounted => unsafe {
+                libc::umount2(c_path(&self.dir).as_ptr(), libc::MNT_DETACH);
+            },
+            Protection::Modes(modes) => {
+                for (path, mode) in modes {
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)).unwrap();
+                }
+            }
         }
     }
 }
@@ -905,9 +922,11 @@ async fn no_secret_reaches_a_log_line_stderr_or_an_answer() {
                 .cloned()
                 .unwrap()
         };
-        let refused_error = of("refused")["last_error"].as_str().map(str::to_owned);
-        if of("managed")["status"] == "done" && refused_error.is_some() {
-            let refused_error = refused_error.unwrap();
+        let refused = of("refused");
+        if let (true, Some(refused_error)) = (
+            of("managed")["status"] == "done",
+            refused["last_error"].as_str(),
+        ) {
             assert!(refused_error.contains("401"), "{refused_error}");
             break;
         }
