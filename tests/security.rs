@@ -1067,3 +1067,39 @@ fn engine_starts(data: &Path) -> i64 {
         .query_row("SELECT COUNT(*) FROM engine_starts", [], |row| row.get(0))
         .unwrap()
 }
+
+/// An endpoint that quotes the key it refused (some do) does not put it into Lull's error,
+/// which becomes a review's `last_error` and a log line.
+#[tokio::test]
+async fn a_key_an_endpoint_quotes_back_is_kept_out_of_the_error() {
+    use lull::llm::{ChatEndpoint, ChatMessage, ChatRequest, LlmClient};
+    const KEY: &str = "sk-agent-9d3e7f21";
+    let quoting = axum::Router::new().fallback(|headers: HeaderMap| async move {
+        let sent = headers[header::AUTHORIZATION].to_str().unwrap().to_owned();
+        let body = json!({"error": {"message": format!("invalid key `{sent}`")}});
+        (StatusCode::UNAUTHORIZED, axum::Json(body))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, quoting).await });
+    let endpoint = ChatEndpoint {
+        base_url: format!("http://{addr}/v1"),
+        api_key: Some(KEY.into()),
+        model: "tiny".into(),
+    };
+    let request = ChatRequest {
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "hi".into(),
+        }],
+        json_schema: None,
+        max_tokens: 8,
+    };
+    let err = HttpLlmClient::default()
+        .chat(&endpoint, request, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("401") && err.contains("invalid key"), "{err}");
+    assert!(!err.contains(KEY), "{err}");
+}
