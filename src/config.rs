@@ -186,6 +186,25 @@ pub struct ApiConfig {
     pub listen: String,
 }
 
+impl ApiConfig {
+    /// The address to bind, refused unless it is a loopback address: the API hands out the
+    /// person's transcripts and approves skills, and anyone who can reach it could try the
+    /// token. The one rule for the configuration's check and the API's bind.
+    pub fn loopback_addr(&self) -> Result<std::net::SocketAddr, String> {
+        let listen = &self.listen;
+        let addr: std::net::SocketAddr = listen.parse().map_err(|_| {
+            format!("`{listen}` is not an address like 127.0.0.1:7707 (an IP address and a port)")
+        })?;
+        if !addr.ip().is_loopback() {
+            return Err(format!(
+                "`{listen}` is not a loopback address, and Lull's API listens on loopback only: \
+                 use 127.0.0.1:<port> or [::1]:<port> (agents on other machines are not served)"
+            ));
+        }
+        Ok(addr)
+    }
+}
+
 impl Default for ApiConfig {
     fn default() -> Self {
         ApiConfig {
@@ -303,13 +322,24 @@ impl Config {
     }
 
     fn from_table(table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
-        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
-            ConfigError::Invalid {
+        let config: Config =
+            serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
+                ConfigError::Invalid {
+                    origin: origin.to_string(),
+                    key: err.path().to_string(),
+                    message: err.into_inner().to_string(),
+                }
+            })?;
+        // Refused here, before anything starts, rather than when the API binds.
+        config
+            .api
+            .loopback_addr()
+            .map_err(|message| ConfigError::Invalid {
                 origin: origin.to_string(),
-                key: err.path().to_string(),
-                message: err.into_inner().to_string(),
-            }
-        })
+                key: "api.listen".to_string(),
+                message,
+            })?;
+        Ok(config)
     }
 
     /// The skills directory, defaulting to `<data_dir>/skills`.
@@ -608,6 +638,31 @@ mod tests {
         assert!(err.contains("scheduler.settle_s"), "{err}");
         let err = load("", &[("LULL_API_PORT", "1")]).unwrap_err().to_string();
         assert!(err.contains("unknown field `port`"), "{err}");
+    }
+
+    #[test]
+    fn only_a_loopback_listen_address_loads() {
+        for listen in ["0.0.0.0:0", "[::]:0", "192.168.1.20:7707", "10.0.0.5:0"] {
+            let err = load(&format!("[api]\nlisten = \"{listen}\"\n"), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("key `api.listen`"), "{err}");
+            assert!(err.contains("not a loopback address"), "{err}");
+            assert!(err.contains("config file"), "{err}");
+            let err = load("", &[("LULL_API_LISTEN", listen)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("LULL_API_LISTEN"), "{err}");
+            assert!(err.contains("127.0.0.1:<port>"), "{err}");
+        }
+        let err = load("", &[("LULL_API_LISTEN", "localhost:7707")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not an address like 127.0.0.1:7707"), "{err}");
+        for listen in ["127.0.0.1:0", "127.0.0.2:7707", "[::1]:7707"] {
+            let config = load("", &[("LULL_API_LISTEN", listen)]).unwrap();
+            assert_eq!(config.api.listen, listen);
+        }
     }
 
     #[test]

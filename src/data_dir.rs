@@ -30,7 +30,11 @@ pub enum DataDirError {
         holder: Option<u32>,
     },
     /// The folder or its lock file cannot be created or locked.
-    #[error("cannot use data directory {}: {source}", dir.display())]
+    #[error(
+        "cannot use data directory {}: {source} (make it writable by you, free some space, or \
+         start with another --data-dir)",
+        dir.display()
+    )]
     Io {
         /// The folder.
         dir: PathBuf,

@@ -1,8 +1,11 @@
-//! Logs: `tracing` to stderr and to a daily-rolling file in the data directory.
+//! Logs: `tracing` to stderr and to a daily-rolling file in the data directory, in a folder
+//! (`<data_dir>/logs`, mode 0700) that only the person can open.
 //!
 //! Filtering follows `RUST_LOG` (for example `RUST_LOG=lull=debug`), defaulting to `info`.
 
 use std::path::Path;
+
+use anyhow::Context;
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::layer::SubscriberExt;
@@ -27,13 +30,22 @@ pub fn init(logs_dir: Option<&Path>) -> anyhow::Result<Option<WorkerGuard>> {
             .try_init()?;
         return Ok(None);
     };
-    std::fs::create_dir_all(logs_dir)?;
+    // Private like the data folder it is in (logs name sessions and paths), and created so
+    // before the engine creates that folder: `create_dir_all` would leave both open to others.
+    crate::data_dir::create_private_dir(logs_dir)?;
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("lull")
         .filename_suffix("log")
         .max_log_files(LOG_FILES_KEPT)
-        .build(logs_dir)?;
+        .build(logs_dir)
+        .with_context(|| {
+            format!(
+                "cannot open a log file in {} (make it writable by you, free some space, or \
+                 start with another --data-dir)",
+                logs_dir.display()
+            )
+        })?;
     let (file_writer, guard) = tracing_appender::non_blocking(appender);
     let file = fmt::layer().with_writer(file_writer).with_ansi(false);
     tracing_subscriber::registry()

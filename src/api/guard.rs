@@ -128,13 +128,25 @@ fn unauthorized(message: &str) -> Response {
 }
 
 /// Compares without an early exit, so timing does not reveal how much of a guess was right.
+/// `subtle` keeps the compiler from turning the comparison back into one that stops at the
+/// first difference (a hand-written fold has no such guarantee). Only the length may show, and
+/// every token Lull makes has the same length.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(subtle::ConstantTimeEq::ct_eq(a, b))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bearer_token;
+    use super::{bearer_token, constant_time_eq};
+
+    #[test]
+    fn the_token_comparison_accepts_only_the_same_bytes() {
+        let token = b"5f2c0a9e";
+        assert!(constant_time_eq(token, b"5f2c0a9e"));
+        for guess in [&b"5f2c0a9f"[..], b"0f2c0a9e", b"5f2c0a9", b"5f2c0a9e0", b""] {
+            assert!(!constant_time_eq(token, guess), "{guess:?}");
+        }
+    }
 
     #[test]
     fn the_bearer_scheme_is_matched_without_regard_to_case() {

@@ -109,14 +109,11 @@ pub async fn serve(
     engine: Engine,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let listen = &engine.config().api.listen;
-    let addr: SocketAddr = listen
-        .parse()
-        .with_context(|| format!("api.listen `{listen}` is not an address like 127.0.0.1:7707"))?;
-    anyhow::ensure!(
-        addr.ip().is_loopback(),
-        "api.listen `{listen}` is not a loopback address; Lull's API only listens on loopback"
-    );
+    let addr: SocketAddr = engine
+        .config()
+        .api
+        .loopback_addr()
+        .map_err(|message| anyhow::anyhow!("api.listen: {message}"))?;
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
         format!(
             "cannot listen on {addr}; is another Lull running? (`lull status`), or set api.listen"

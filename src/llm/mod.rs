@@ -333,8 +333,17 @@ impl HttpLlmClient {
         Err(LlmError::Status {
             url: url.to_string(),
             status: status.as_u16(),
-            message,
+            message: without_key(message, endpoint.api_key.as_deref()),
         })
+    }
+}
+
+/// An endpoint's error message with the key it was sent replaced: some servers quote the key
+/// they refused, and the message goes into a review's `last_error` and the logs.
+fn without_key(message: String, key: Option<&str>) -> String {
+    match key {
+        Some(key) if !key.is_empty() => message.replace(key, "<api key>"),
+        _ => message,
     }
 }
 
@@ -383,6 +392,17 @@ impl SseDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_key_quoted_by_the_server_is_not_repeated() {
+        let quoted = "Incorrect API key provided: sk-live-1234. Find your key at …".to_owned();
+        assert_eq!(
+            without_key(quoted.clone(), Some("sk-live-1234")),
+            "Incorrect API key provided: <api key>. Find your key at …"
+        );
+        assert_eq!(without_key(quoted.clone(), None), quoted);
+        assert_eq!(without_key(quoted.clone(), Some("")), quoted);
+    }
 
     #[test]
     fn sse_payloads_survive_chunk_boundaries() {

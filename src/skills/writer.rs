@@ -12,10 +12,12 @@
 //! was and removes the temporary one.
 //!
 //! Links are never followed below the skills directory: a skill folder or a SKILL.md that is a
-//! symlink is refused (the directory itself may be one, as the scanner allows). A folder swapped
-//! for a link or another folder while a write is under way is caught by comparing the folder's
-//! identity (device and inode, on unix) before and after the temporary file is written. That
-//! narrows the window to the rename itself; closing it entirely would need `openat`/`renameat`.
+//! symlink is refused (the directory itself may be one, as the scanner allows). On unix the skill
+//! folder is opened once (`O_NOFOLLOW`, checked to be the folder inspected, by device and inode)
+//! and the temporary file is created, renamed and removed relative to that open folder
+//! (`openat`, `renameat`, `unlinkat`), so a folder swapped for a link at any moment cannot lead
+//! Lull's bytes outside the folder it checked. A swap is also caught, and the write refused, by
+//! comparing the folder's identity before and after the temporary file is written.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -491,82 +493,208 @@ fn replace_skill_md(
     text: &str,
     expected: &Expected,
 ) -> Result<String, WriteError> {
+    let open = OpenFolder::open(folder, identity)?;
     let before = check_unchanged(folder, identity, name, expected)?;
     hooks::run(hooks::Step::CreateTemp, folder)
         .map_err(|source| io_error("create a temporary file in", folder, source))?;
-    let (temp, mut file) = TempFile::create(folder)?;
+    let (temp, mut file) = TempFile::create(&open)?;
     let written = file
         .write_all(text.as_bytes())
-        .and_then(|()| hooks::run(hooks::Step::WriteTemp, &temp.path))
+        .and_then(|()| hooks::run(hooks::Step::WriteTemp, &temp.path()))
         .and_then(|()| match &before {
             Some(before) => file.set_permissions(before.permissions.clone()),
             None => Ok(()),
         })
         .and_then(|()| file.sync_all());
     drop(file);
-    written.map_err(|source| io_error("write", &temp.path, source))?;
+    written.map_err(|source| io_error("write", &temp.path(), source))?;
 
     check_unchanged(folder, identity, name, expected)?;
-    let target = folder.join(SKILL_FILE_NAME);
-    temp.rename_to(&target)
-        .map_err(|source| io_error("replace", &target, source))?;
-    sync_folder_or_warn(folder);
+    temp.rename_to(SKILL_FILE_NAME)
+        .map_err(|source| io_error("replace", &folder.join(SKILL_FILE_NAME), source))?;
+    open.sync_or_warn();
     Ok(sha256_hex(text.as_bytes()))
 }
 
-/// A temporary file beside SKILL.md, removed when dropped unless it was renamed into place.
-struct TempFile {
+/// The skill folder a write goes into, held open on unix: every name the write creates, renames
+/// or removes is resolved inside this folder, whatever its path names by then.
+struct OpenFolder {
     path: PathBuf,
-    identity: Identity,
+    #[cfg(unix)]
+    dir: File,
+}
+
+impl OpenFolder {
+    /// Opens `path`, refusing a link, and anything but the folder inspected as `identity`.
+    fn open(path: &Path, identity: Identity) -> Result<OpenFolder, WriteError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let dir = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(|source| {
+                    if is_symlink_refusal(&source) {
+                        WriteError::Symlink {
+                            path: path.to_path_buf(),
+                        }
+                    } else {
+                        io_error("open", path, source)
+                    }
+                })?;
+            let metadata = dir
+                .metadata()
+                .map_err(|source| io_error("open", path, source))?;
+            if Identity::of(&metadata) != identity {
+                return Err(WriteError::FolderReplaced {
+                    path: path.to_path_buf(),
+                });
+            }
+            Ok(OpenFolder {
+                path: path.to_path_buf(),
+                dir,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = identity;
+            Ok(OpenFolder {
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
+    /// Creates the file `name` in the folder; never an existing one, never through a link.
+    fn create_new(&self, name: &str) -> io::Result<File> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::{AsRawFd, FromRawFd};
+            let name = c_name(name)?;
+            let flags =
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: `self.dir` is an open folder and `name` a NUL-terminated string; a
+            // returned descriptor is new and owned by the `File` made from it.
+            let fd = unsafe {
+                libc::openat(
+                    self.dir.as_raw_fd(),
+                    name.as_ptr(),
+                    flags,
+                    0o666 as libc::c_uint,
+                )
+            };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` was just returned by openat and nothing else owns it.
+            Ok(unsafe { File::from_raw_fd(fd) })
+        }
+        #[cfg(not(unix))]
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.path.join(name))
+    }
+
+    /// Renames `from` to `to`, both in the folder.
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            let (from, to) = (c_name(from)?, c_name(to)?);
+            let dir = self.dir.as_raw_fd();
+            // SAFETY: both names are NUL-terminated and resolved in the open folder `dir`.
+            match unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error()),
+            }
+        }
+        #[cfg(not(unix))]
+        fs::rename(self.path.join(from), self.path.join(to))
+    }
+
+    /// Removes the file `name` from the folder.
+    fn remove(&self, name: &str) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            let name = c_name(name)?;
+            // SAFETY: `name` is NUL-terminated and resolved in the open folder.
+            match unsafe { libc::unlinkat(self.dir.as_raw_fd(), name.as_ptr(), 0) } {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error()),
+            }
+        }
+        #[cfg(not(unix))]
+        fs::remove_file(self.path.join(name))
+    }
+
+    /// Flushes the folder's entries to disk, as [`sync_folder_or_warn`] does by path.
+    fn sync_or_warn(&self) {
+        #[cfg(unix)]
+        if let Err(err) = self.dir.sync_all() {
+            tracing::warn!(
+                folder = %self.path.display(),
+                error = %err,
+                "cannot flush the skill folder to disk"
+            );
+        }
+        #[cfg(not(unix))]
+        sync_folder_or_warn(&self.path);
+    }
+}
+
+/// A file name as the C string the `*at` calls take; a name with NUL is refused (Lull's own
+/// names never have one).
+#[cfg(unix)]
+fn c_name(name: &str) -> io::Result<std::ffi::CString> {
+    std::ffi::CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+/// A temporary file beside SKILL.md, removed when dropped unless it was renamed into place.
+struct TempFile<'a> {
+    folder: &'a OpenFolder,
+    name: String,
     renamed: bool,
 }
 
-impl TempFile {
-    /// Creates a new, empty temporary file in `folder` (never an existing one, never through a
-    /// link at its own name).
-    fn create(folder: &Path) -> Result<(TempFile, File), WriteError> {
-        let path = folder.join(format!(
-            ".{SKILL_FILE_NAME}.{}.tmp",
-            uuid::Uuid::new_v4().simple()
-        ));
-        let create_error = |source| io_error("create a temporary file in", folder, source);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(create_error)?;
+impl<'a> TempFile<'a> {
+    /// Creates a new, empty temporary file in `folder`.
+    fn create(folder: &'a OpenFolder) -> Result<(TempFile<'a>, File), WriteError> {
+        let name = format!(".{SKILL_FILE_NAME}.{}.tmp", uuid::Uuid::new_v4().simple());
+        let file = folder
+            .create_new(&name)
+            .map_err(|source| io_error("create a temporary file in", &folder.path, source))?;
         let temp = TempFile {
-            identity: Identity::of(&file.metadata().map_err(create_error)?),
-            path,
+            folder,
+            name,
             renamed: false,
         };
         Ok((temp, file))
     }
 
-    fn rename_to(mut self, target: &Path) -> io::Result<()> {
-        fs::rename(&self.path, target)?;
+    /// Where the file is, for messages (and for the tests' hooks).
+    fn path(&self) -> PathBuf {
+        self.folder.path.join(&self.name)
+    }
+
+    fn rename_to(mut self, target: &str) -> io::Result<()> {
+        self.folder.rename(&self.name, target)?;
         self.renamed = true;
         Ok(())
     }
 }
 
-impl Drop for TempFile {
-    /// Removes the file only if the path still names it: a folder swapped for a link must not
-    /// make Lull remove someone else's file.
+impl Drop for TempFile<'_> {
+    /// Removes the file from the folder it was created in (on unix, even if that folder's path
+    /// now names a link: the removal never follows it).
     fn drop(&mut self) {
         if self.renamed {
             return;
         }
-        let ours = fs::symlink_metadata(&self.path)
-            .is_ok_and(|metadata| Identity::of(&metadata) == self.identity);
-        let removed = if ours {
-            fs::remove_file(&self.path)
-        } else {
-            Err(io::Error::other("its folder was moved or replaced"))
-        };
-        if let Err(err) = removed {
+        if let Err(err) = self.folder.remove(&self.name) {
             tracing::warn!(
-                file = %self.path.display(),
+                file = %self.path().display(),
                 error = %err,
                 "cannot remove a temporary skill file; the scanner ignores it, delete it by hand"
             );
@@ -934,19 +1062,27 @@ mod tests {
         let moved = root.path().join("moved");
         fs::create_dir(&outside).unwrap();
         let folder = dir.join("deploy");
+        let seen_outside = std::rc::Rc::new(std::cell::RefCell::new(None));
         let _hook = hooks::install({
             let (folder, outside, moved) = (folder.clone(), outside.clone(), moved.clone());
+            let seen_outside = seen_outside.clone();
             move |step, _| {
-                if step == Step::CreateTemp {
-                    fs::rename(&folder, &moved)?;
-                    std::os::unix::fs::symlink(&outside, &folder)?;
+                match step {
+                    Step::CreateTemp => {
+                        fs::rename(&folder, &moved)?;
+                        std::os::unix::fs::symlink(&outside, &folder)?;
+                    }
+                    // While the temporary file exists: it must be in the folder Lull checked.
+                    Step::WriteTemp => *seen_outside.borrow_mut() = Some(names_in(&outside)),
                 }
                 Ok(())
             }
         });
         let err = write_skill_file(&dir, "deploy", NEW, &Expected::Sha256(old)).unwrap_err();
         assert!(matches!(err, WriteError::Symlink { .. }), "{err:?}");
-        // The temporary file landed outside through the link, and was removed.
+        // Regression: the temporary file used to be created through the link, outside the
+        // skills folder (and removed again); it is now created in the open folder.
+        assert_eq!(*seen_outside.borrow(), Some(Vec::<String>::new()));
         assert!(names_in(&outside).is_empty());
         assert_eq!(names_in(&moved), ["SKILL.md"]);
         assert_eq!(fs::read_to_string(moved.join("SKILL.md")).unwrap(), OLD);

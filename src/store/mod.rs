@@ -43,6 +43,59 @@ pub enum StoreError {
     /// A stored value does not decode.
     #[error("stored value for {what} is unreadable: {message}")]
     Corrupt { what: String, message: String },
+    /// The database file cannot be created or made private.
+    #[error(
+        "cannot prepare database {}: {source} (check that the data folder is writable, or \
+         start with another --data-dir)",
+        path.display()
+    )]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// SQLite cannot open the database (or create its `-wal` and `-shm` files).
+    #[error(
+        "cannot open database {}: {source} (check that the data folder is writable, or start \
+         with another --data-dir)",
+        path.display()
+    )]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+}
+
+/// Creates the database file with mode 0600 if it is missing, and takes group and other
+/// permissions away from it and from its `-wal` and `-shm` files if they have any (a database
+/// from an older Lull was created with the process's umask).
+#[cfg(unix)]
+fn make_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let mode = match std::fs::metadata(&file) {
+            Ok(metadata) => metadata.permissions().mode(),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(err),
+        };
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode & 0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Off unix the file's ACL is left as the folder gives it.
+#[cfg(not(unix))]
+fn make_private(_path: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -70,12 +123,26 @@ enum Backend {
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, in WAL mode, migrated to the latest schema.
+    ///
+    /// The file is made readable by its owner only before SQLite opens it (it holds transcripts);
+    /// SQLite gives its `-wal` and `-shm` files the database file's permissions.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let mut connection = Connection::open(path)?;
-        connection.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-             PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-        )?;
+        make_private(path).map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let open = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut connection = Connection::open(path).map_err(open)?;
+        // WAL mode creates the `-wal` and `-shm` files: a folder Lull cannot write fails here.
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                 PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+            )
+            .map_err(open)?;
         migrations::apply(&mut connection, path)?;
         // The writer checkpoints (which fsyncs) when its queue is empty, not inside a commit
         // that a request is waiting for.

@@ -19,8 +19,18 @@ impl Daemon {
     /// until the `api.json` it writes names an address whose `/v1/health` answers 200, failing
     /// after `limit`.
     pub fn spawn(command: &mut Command, data_dir: &Path, limit: Duration) -> Daemon {
+        Daemon::spawn_with_stderr(command, data_dir, limit, Stdio::null())
+    }
+
+    /// [`Daemon::spawn`], with the engine's stderr sent to `stderr` (a file a test reads).
+    pub fn spawn_with_stderr(
+        command: &mut Command,
+        data_dir: &Path,
+        limit: Duration,
+        stderr: Stdio,
+    ) -> Daemon {
         let started = Instant::now();
-        let child = command.stderr(Stdio::null()).spawn().unwrap();
+        let child = command.stderr(stderr).spawn().unwrap();
         let mut daemon = Daemon {
             child,
             base_url: String::new(),
