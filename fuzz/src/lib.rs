@@ -19,8 +19,11 @@ use lull::safety::check_text;
 use lull::server::parse_state_file;
 use lull::skills::{parse_skill_md, Skill};
 
+/// One fuzz check: fed any bytes, it panics only on a broken promise.
+pub type Check = fn(&[u8]);
+
 /// Every target, by the name of its folder in `corpus/` and its binary in `fuzz_targets/`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("state_file", state_file),
     ("skill_md", skill_md),
     ("review_answer", review_answer),
