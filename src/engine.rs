@@ -327,6 +327,7 @@ impl Engine {
             Duration::from_secs(config.learning.interval_s.max(1)),
         ));
         let drafts = DraftService::new(store.clone(), events.clone(), gate.clock(), skills.clone());
+        drafts.finish_interrupted_approvals().await?;
         let routing = RoutingService::start(
             store.clone(),
             &config,
