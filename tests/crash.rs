@@ -143,9 +143,16 @@ fn the_engine_keeps_its_invariants_across_kill_9s_at_random_moments() {
     harness.drain_and_stop(cycles + 1);
     println!(
         "crash: {cycles} cycles, seed {seed}, {} kills mid-request, 0 invariant violations \
-         ({} reviews acknowledged, {} approvals, {} jobs, {} interrupted by a kill; {:.0} s)",
+         ({} reviews acknowledged, {} of them coalesced, {} approvals, {} jobs, {} interrupted \
+         by a kill; {:.0} s)",
         harness.ledger.kills_mid_request,
-        harness.ledger.submissions.len(),
+        harness
+            .ledger
+            .submissions
+            .iter()
+            .filter(|submission| submission.review_id.is_some())
+            .count(),
+        harness.ledger.coalesced,
         harness.ledger.approved.len(),
         harness.ledger.jobs.len(),
         harness.jobs_adopted,
@@ -235,6 +242,8 @@ struct Ledger {
     outcomes: Vec<String>,
     /// Jobs acknowledged (201).
     jobs: Vec<String>,
+    /// Reviews the engine said it coalesced into its session's queued one.
+    coalesced: u64,
     /// Kills that cut a request off (sent, no whole answer).
     kills_mid_request: u64,
 }
@@ -315,7 +324,10 @@ impl Harness {
         self.ledger = ledger.into_inner().unwrap();
         drop(daemon);
         if let Some(error) = client_error {
-            self.fail(cycle, vec![violation("the engine answers as the API says", error)]);
+            self.fail(
+                cycle,
+                vec![violation("the engine answers as the API says", error)],
+            );
         }
         let stopped = self.check_stopped();
         self.assert_held(cycle, stopped);
@@ -336,7 +348,9 @@ impl Harness {
                     cycle,
                     vec![violation(
                         "queued learning work is done once the engine is left alone",
-                        format!("{open} reviews or pieces of work still open after {DRAIN_LIMIT:?}"),
+                        format!(
+                            "{open} reviews or pieces of work still open after {DRAIN_LIMIT:?}"
+                        ),
                     )],
                 );
             }
@@ -347,7 +361,11 @@ impl Harness {
         // SAFETY: sending SIGTERM to our own child.
         unsafe { libc::kill(daemon.child.id() as libc::pid_t, libc::SIGTERM) };
         let exit = daemon.child.wait().unwrap();
-        assert!(exit.success(), "cycle {cycle}, seed {}: {exit:?}", self.seed);
+        assert!(
+            exit.success(),
+            "cycle {cycle}, seed {}: {exit:?}",
+            self.seed
+        );
         drop(daemon);
         let stopped = self.check_stopped();
         self.assert_held(cycle, stopped);
@@ -434,7 +452,7 @@ impl Harness {
     fn check_restarted(&mut self, api: &Api) -> Vec<Violation> {
         let mut found = Vec::new();
         if let Some(id) = self.ledger.approval_in_flight.take() {
-            let (status, draft) = api.call("GET", &format!("/v1/drafts/{id}"), None).unwrap();
+            let (status, draft) = api.read(&format!("/v1/drafts/{id}"));
             if status == 200 && draft["status"] == "review_pending" {
                 match api.call("POST", &format!("/v1/drafts/{id}/approve"), Some(json!({}))) {
                     Ok((200, _)) => {
@@ -450,7 +468,7 @@ impl Harness {
             }
         }
         for (id, rounds) in std::mem::take(&mut self.orphans) {
-            let (_, job) = api.call("GET", &format!("/v1/jobs/{id}"), None).unwrap();
+            let (_, job) = api.read(&format!("/v1/jobs/{id}"));
             let refusal = job["receipts"].as_array().and_then(|r| r.last()).cloned();
             let adopted = job["status"] == "interrupted"
                 && job["stop_reason"] == "adopted_after_restart"
@@ -467,7 +485,7 @@ impl Harness {
             }
             self.jobs_adopted += 1;
         }
-        let (_, status) = api.call("GET", "/v1/status", None).unwrap();
+        let (_, status) = api.read("/v1/status");
         let updates = status["routing"]["updates"].as_i64().unwrap_or(-1);
         if updates < self.persisted_updates {
             found.push(violation(
@@ -689,10 +707,7 @@ fn check_learning(db: &Connection, ledger: &Ledger) -> Vec<Violation> {
     };
     for id in &ledger.routes {
         if !stored("SELECT 1 FROM routing_routes WHERE id = ?1", id) {
-            found.push(violation(
-                "every acknowledged route is logged",
-                id.clone(),
-            ));
+            found.push(violation("every acknowledged route is logged", id.clone()));
         }
     }
     for id in &ledger.outcomes {
@@ -733,9 +748,8 @@ fn check_jobs(db: &Connection, ledger: &Ledger) -> (Vec<Violation>, BTreeMap<Str
         );
         let mut parent: Option<String> = None;
         for (index, (round, state, sha, parent_sha)) in checkpoints.iter().enumerate() {
-            let intact = *round == index as i64 + 1
-                && *sha == sha256_hex(state)
-                && *parent_sha == parent;
+            let intact =
+                *round == index as i64 + 1 && *sha == sha256_hex(state) && *parent_sha == parent;
             if !intact {
                 found.push(violation(
                     "a job's checkpoints form an intact chain",
@@ -792,7 +806,9 @@ fn check_routing(db: &Connection, ledger: &Ledger, last_persisted: i64) -> (Vec<
         |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
     );
     let outcomes: i64 = db
-        .query_row("SELECT COUNT(*) FROM routing_outcomes", [], |row| row.get(0))
+        .query_row("SELECT COUNT(*) FROM routing_outcomes", [], |row| {
+            row.get(0)
+        })
         .unwrap();
     if heads.len() > 1 {
         found.push(violation(
@@ -806,7 +822,10 @@ fn check_routing(db: &Connection, ledger: &Ledger, last_persisted: i64) -> (Vec<
             Ok(head) if head.update_count as i64 == *count => {}
             other => found.push(violation(
                 "the saved head's snapshot is whole and holds its count",
-                format!("{count} updates recorded; the snapshot: {:?}", other.map(|h| h.update_count)),
+                format!(
+                    "{count} updates recorded; the snapshot: {:?}",
+                    other.map(|h| h.update_count)
+                ),
             )),
         }
     }
@@ -862,7 +881,11 @@ fn check_skills_folder(db: &Connection, dir: &Path) -> Vec<Violation> {
     }
     let mut seen = BTreeSet::new();
     for entry in walk(dir) {
-        let relative = entry.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+        let relative = entry
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let skill = relative.strip_suffix("/SKILL.md");
         match skill.and_then(|skill| expected.get(skill).map(|sha| (skill, sha))) {
             Some((skill, sha)) => {
@@ -936,8 +959,20 @@ impl Api {
         }
     }
 
+    /// A GET of an engine that must answer: nothing kills it while it is checked.
+    fn read(&self, path: &str) -> (u16, Value) {
+        self.call("GET", path, None).unwrap_or_else(|unanswered| {
+            panic!("GET {path} of the restarted engine: {unanswered:?}")
+        })
+    }
+
     /// `method path` with an optional JSON body: the status and the JSON answer (null if none).
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Result<(u16, Value), Unanswered> {
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), Unanswered> {
         let body = body.map(|body| body.to_string());
         let (status, text) = request(
             method,
@@ -1078,6 +1113,9 @@ impl<'a> Client<'a> {
         let mut ledger = self.ledger.lock().unwrap();
         match answer {
             Ok(answer) => {
+                if answer["decision"] == "coalesced" {
+                    ledger.coalesced += 1;
+                }
                 let submission = ledger.submissions.last_mut().unwrap();
                 submission.review_id = answer["review_id"].as_str().map(str::to_string);
                 Ok(())
@@ -1131,7 +1169,11 @@ impl<'a> Client<'a> {
             return Err(Stop::Wrong(format!("a route ranked no skill: {answer}")));
         }
         let chosen = ranked[self.rng.random_range(0..ranked.len())]["skill"].clone();
-        let outcome = if chosen == right { "success" } else { "failure" };
+        let outcome = if chosen == right {
+            "success"
+        } else {
+            "failure"
+        };
         let report = json!({ "route_id": route_id, "skill": chosen, "outcome": outcome });
         self.call("POST", "/v1/outcomes", Some(report), &[204])?;
         self.ledger.lock().unwrap().outcomes.push(route_id);
@@ -1146,7 +1188,10 @@ impl<'a> Client<'a> {
             match self.rng.random_range(0..10) {
                 0..=4 => self.approve(&id)?,
                 5 | 6 => {
-                    let edited = format!("{}\nEdited by a person.\n", draft["skill_md"].as_str().unwrap_or_default());
+                    let edited = format!(
+                        "{}\nEdited by a person.\n",
+                        draft["skill_md"].as_str().unwrap_or_default()
+                    );
                     let path = format!("/v1/drafts/{id}/edit");
                     self.call("POST", &path, Some(json!({ "skill_md": edited })), &[200])?;
                     self.approve(&id)?;
@@ -1163,7 +1208,12 @@ impl<'a> Client<'a> {
 
     fn approve(&mut self, id: &str) -> Result<(), Stop> {
         self.ledger.lock().unwrap().approval_in_flight = Some(id.to_string());
-        let answer = self.call("POST", &format!("/v1/drafts/{id}/approve"), Some(json!({})), &[200]);
+        let answer = self.call(
+            "POST",
+            &format!("/v1/drafts/{id}/approve"),
+            Some(json!({})),
+            &[200],
+        );
         let mut ledger = self.ledger.lock().unwrap();
         match answer {
             Ok(_) => {
@@ -1208,7 +1258,9 @@ impl<'a> Client<'a> {
             }
             // Too few outcomes of this embedder held out yet: a refusal, not a fault.
             Ok((_, refused)) if refused["error"]["code"] == "no_data" => Ok(()),
-            Ok((status, answer)) => Err(Stop::Wrong(format!("POST /v1/jobs answered {status}: {answer}"))),
+            Ok((status, answer)) => Err(Stop::Wrong(format!(
+                "POST /v1/jobs answered {status}: {answer}"
+            ))),
             Err(Unanswered::Lost) => {
                 self.ledger.lock().unwrap().kills_mid_request += 1;
                 Err(Stop::Lost)

@@ -22,8 +22,8 @@ use crate::gate::EngineClock;
 use crate::learning::work::{self, WorkKindName};
 use crate::safety::{self, Risk};
 use crate::skills::{
-    parse_skill_md, read_skill_file, remove_skill_file, sha256_hex, unified_diff,
-    write_skill_file, Expected, SkillFile, SkillsIndex, WriteError, MAX_SKILL_MD_BYTES,
+    parse_skill_md, read_skill_file, remove_skill_file, sha256_hex, unified_diff, write_skill_file,
+    Expected, SkillFile, SkillsIndex, WriteError, MAX_SKILL_MD_BYTES,
 };
 use crate::store::Store;
 

@@ -606,7 +606,8 @@ pub fn remove_leftover_temp_files(dir: &Path) -> Vec<PathBuf> {
         };
         let before = removed.len();
         for file in files.filter_map(Result::ok) {
-            if !(file.file_type().is_ok_and(|kind| kind.is_file()) && is_temp_name(&file.file_name()))
+            if !(file.file_type().is_ok_and(|kind| kind.is_file())
+                && is_temp_name(&file.file_name()))
             {
                 continue;
             }
