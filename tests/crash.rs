@@ -32,8 +32,8 @@
 //! acknowledged snapshot must then be reviewed (`done`), itself or through the newer snapshot
 //! it was coalesced into: deferral and crashes may delay learning, never lose it.
 //!
-//! Run it: `cargo nextest run -p lull --test crash --no-capture` (50 cycles, about two minutes on
-//! two cores; it prints `crash: N cycles, seed S, K kills mid-request, 0 invariant violations`).
+//! Run it: `cargo nextest run -p lull --test crash --no-capture` (50 cycles, about a minute on two
+//! cores; it prints `crash: N cycles, seed S, K kills mid-request, 0 invariant violations`).
 //! Longer: `LULL_CRASH_CYCLES=500`. The seed is printed and taken from `LULL_CRASH_SEED`: it
 //! replays the client's choices and the kill delays, though not the engine's own pace against
 //! the wall clock, so a failure is reproduced by running its seed a few times.
@@ -306,7 +306,7 @@ impl Harness {
     /// One start, the checks a restart allows, the client's calls, the kill, the checks of
     /// what the dead engine left.
     fn cycle(&mut self, cycle: u64) {
-        let mut daemon = self.start(cycle);
+        let mut daemon = self.start();
         let api = Api::of(&daemon);
         let restarted = self.check_restarted(&api);
         self.assert_held(cycle, restarted);
@@ -336,7 +336,7 @@ impl Harness {
     /// The last start: in-flight work finishes undisturbed, then every acknowledged snapshot
     /// must have been reviewed; a clean stop, and the checks of a stopped engine once more.
     fn drain_and_stop(&mut self, cycle: u64) {
-        let mut daemon = self.start(cycle);
+        let mut daemon = self.start();
         let api = Api::of(&daemon);
         let restarted = self.check_restarted(&api);
         self.assert_held(cycle, restarted);
@@ -371,7 +371,7 @@ impl Harness {
         self.assert_held(cycle, stopped);
     }
 
-    fn start(&self, cycle: u64) -> Daemon {
+    fn start(&self) -> Daemon {
         // A killed engine leaves its api.json: wait for the new one.
         let _ = std::fs::remove_file(self.data.join("api.json"));
         let mut command = Command::new(env!("CARGO_BIN_EXE_lull"));
@@ -386,15 +386,7 @@ impl Harness {
             .env("LULL_SCHEDULER_SETTLE_S", "0")
             .env("LULL_SCHEDULER_SETTLE_AFTER_PREEMPTION_S", "0")
             .env("RUST_LOG", "error");
-        let started = Instant::now();
-        let daemon = Daemon::spawn(&mut command, &self.data, START_LIMIT);
-        assert!(
-            started.elapsed() < START_LIMIT,
-            "cycle {cycle}, seed {}: the start took {:?}",
-            self.seed,
-            started.elapsed()
-        );
-        daemon
+        Daemon::spawn(&mut command, &self.data, START_LIMIT)
     }
 
     fn db(&self) -> Connection {
