@@ -30,7 +30,7 @@ use crate::reviews::{queue, Decision, NewReview, Review, ReviewQueue, ReviewStat
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{InterestGuard, MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
 use crate::settings::{Settings, SettingsPatch};
-use crate::skills::SkillsIndex;
+use crate::skills::{remove_leftover_temp_files, SkillsIndex};
 use crate::store::{now_ms, Store, StoreError};
 
 /// Lull's version, reported by `/v1/health` and the UI.
@@ -296,7 +296,20 @@ impl Engine {
                 "requeued learning work interrupted by the last stop"
             );
         }
-        let skills = SkillsIndex::open(&config.skills_dir(&paths.data_dir))
+        let skills_dir = config.skills_dir(&paths.data_dir);
+        let leftovers = {
+            let skills_dir = skills_dir.clone();
+            tokio::task::spawn_blocking(move || remove_leftover_temp_files(&skills_dir))
+                .await
+                .map_err(|err| EngineError::Startup(format!("the skills sweep panicked: {err}")))?
+        };
+        if !leftovers.is_empty() {
+            tracing::info!(
+                count = leftovers.len(),
+                "removed temporary skill files a crash left behind"
+            );
+        }
+        let skills = SkillsIndex::open(&skills_dir)
             .await
             .map_err(|err| EngineError::Startup(err.to_string()))?;
         let parts = DraftWorkParts {
@@ -327,6 +340,7 @@ impl Engine {
             Duration::from_secs(config.learning.interval_s.max(1)),
         ));
         let drafts = DraftService::new(store.clone(), events.clone(), gate.clock(), skills.clone());
+        drafts.finish_interrupted_approvals().await?;
         let routing = RoutingService::start(
             store.clone(),
             &config,

@@ -701,3 +701,38 @@ async fn an_evaluation_that_keeps_failing_still_reaches_the_person_marked_so() {
     engine.shutdown().await;
     server.stop().await;
 }
+
+/// Found by the crash harness (`tests/crash.rs`): an engine killed after an approval renamed
+/// the SKILL.md into place and before it recorded the approval left the draft undecided and the
+/// file unrecorded, so the skill passed for one Lull did not write and the draft could never be
+/// approved ("a skill named … exists that Lull did not write"). The next start finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_cut_off_after_its_write_is_finished_by_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, engine, mut events) = engine_beside(dir.path(), stand_in(), config_for).await;
+    script_loop(&server, "git-bisect", GOOD_BODY);
+    engine.submit_review(submission("s1")).await.unwrap();
+    let id = draft_in(&mut events, DraftStatus::ReviewPending).await;
+    let draft = engine.draft(&id).await.unwrap();
+    let file = skill_file(&engine, "git-bisect");
+    let config = engine.config().clone();
+    let paths = engine.paths().clone();
+    engine.shutdown().await;
+    // What the writer leaves once its rename is done: the draft's text, byte for byte.
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &draft.skill_md).unwrap();
+
+    let engine = Engine::open(config, paths).await.unwrap();
+    let finished = engine.draft(&id).await.unwrap();
+    assert_eq!(finished.status, DraftStatus::Approved);
+    let skills = engine.skills().await.unwrap();
+    assert_eq!(skills.len(), 1);
+    assert_eq!(
+        (skills[0].origin, skills[0].version),
+        (SkillOrigin::Lull, Some(1)),
+        "the skill is recorded as the one Lull wrote"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), draft.skill_md);
+    engine.shutdown().await;
+    server.stop().await;
+}

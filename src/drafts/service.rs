@@ -22,8 +22,8 @@ use crate::gate::EngineClock;
 use crate::learning::work::{self, WorkKindName};
 use crate::safety::{self, Risk};
 use crate::skills::{
-    parse_skill_md, read_skill_file, remove_skill_file, unified_diff, write_skill_file, Expected,
-    SkillFile, SkillsIndex, WriteError, MAX_SKILL_MD_BYTES,
+    parse_skill_md, read_skill_file, remove_skill_file, sha256_hex, unified_diff, write_skill_file,
+    Expected, SkillFile, SkillsIndex, WriteError, MAX_SKILL_MD_BYTES,
 };
 use crate::store::Store;
 
@@ -265,9 +265,16 @@ impl DraftService {
                 .await
                 .map_err(|err| EngineError::Startup(format!("the skill writer panicked: {err}")))?
                 .map_err(refusal)?;
+        self.record_approval(&draft, written).await?;
+        self.get(id).await
+    }
+
+    /// Marks `draft` approved with the provenance of the SKILL.md its approval wrote (sha256
+    /// `written`), in one transaction; then the index sees the file and both are announced.
+    async fn record_approval(&self, draft: &Draft, written: String) -> Result<(), EngineError> {
         let now = self.clock.now_ms();
         let recorded = draft.clone();
-        let version = self
+        let (moved, version) = self
             .store
             .call(move |c| {
                 let transaction = c.transaction()?;
@@ -294,7 +301,7 @@ impl DraftService {
                 Ok((moved, version))
             })
             .await?;
-        if !version.0 {
+        if !moved {
             // Someone decided it between the read and the write: the file holds this text now
             // and the provenance says so; the status is theirs.
             tracing::warn!(draft = %draft.id, "draft changed status while it was approved");
@@ -302,10 +309,55 @@ impl DraftService {
         self.rescan().await?;
         self.events.emit(EngineEvent::SkillWritten {
             skill: draft.skill.clone(),
-            version: version.1,
+            version,
         });
         self.announce(&draft.id, &draft.skill, DraftStatus::Approved);
-        self.get(id).await
+        Ok(())
+    }
+
+    /// Finishes the approvals a crash cut off between the file's rename and its record (found
+    /// by `tests/crash.rs`). Such an approval leaves an undecided draft whose exact text is its
+    /// skill's SKILL.md, a file that is neither the one the draft was made against nor a
+    /// version Lull recorded. Only an approval writes a draft's text there, once every check of
+    /// *Approve* passed, so the person's click is finished as it would have been; left alone,
+    /// the skill would pass for one Lull did not write and the draft could never be approved.
+    /// Runs at start, before anyone can decide a draft; returns the drafts it approved.
+    pub async fn finish_interrupted_approvals(&self) -> Result<Vec<String>, EngineError> {
+        let undecided = self
+            .store
+            .call(|c| {
+                let mut undecided = Vec::new();
+                for status in [DraftStatus::ReviewPending, DraftStatus::Blocked] {
+                    for draft in records::list(c, Some(status))? {
+                        let latest = provenance::latest(c, &draft.skill)?.and_then(|v| v.sha256);
+                        undecided.push((draft, latest));
+                    }
+                }
+                Ok(undecided)
+            })
+            .await?;
+        let dir = self.dir();
+        let interrupted = off_runtime(move || {
+            undecided
+                .into_iter()
+                .filter_map(|(draft, latest)| {
+                    let on_disk = read_skill_file(&dir, &draft.skill).ok().flatten()?;
+                    let written = on_disk.sha256;
+                    let by_this_draft = written == sha256_hex(draft.skill_md.as_bytes())
+                        && Some(&written) != draft.base_sha256.as_ref()
+                        && Some(&written) != latest.as_ref();
+                    by_this_draft.then_some((draft, written))
+                })
+                .collect::<Vec<_>>()
+        })
+        .await?;
+        let mut approved = Vec::new();
+        for (draft, written) in interrupted {
+            tracing::warn!(draft = %draft.id, skill = %draft.skill, "finishing an approval the last stop interrupted");
+            self.record_approval(&draft, written).await?;
+            approved.push(draft.id);
+        }
+        Ok(approved)
     }
 
     /// Rejects a draft that waits for a person (or is still being evaluated); the disk is not

@@ -15,7 +15,8 @@
 //!   person approves a draft or rolls a skill back: atomically (a temporary file renamed over
 //!   SKILL.md), only if the file on disk is still what the caller read ([`Expected`]), and never
 //!   through a symlink. [`read_skill_file`] gives that file and its [`sha256_hex`];
-//!   [`unified_diff`] shows the change to the person.
+//!   [`unified_diff`] shows the change to the person. [`remove_leftover_temp_files`] removes,
+//!   at start, the temporary files of writes a crash cut off.
 //!
 //! Invariant: only `writer.rs` writes into the skills directory, and only through those
 //! functions; the scan and the index only read. A malformed skill is a [`SkippedSkill`] with a
@@ -52,8 +53,8 @@ pub use skill::{
     MAX_SKILL_MD_BYTES, SKILL_FILE_NAME,
 };
 pub use writer::{
-    read_skill_file, remove_skill_file, sha256_hex, unified_diff, write_skill_file, Expected,
-    SkillFile, WriteError,
+    read_skill_file, remove_leftover_temp_files, remove_skill_file, sha256_hex, unified_diff,
+    write_skill_file, Expected, SkillFile, WriteError,
 };
 
 /// Why the skills directory cannot be used at all (single skills never fail this way: they are

@@ -9,7 +9,8 @@
 //! A write is atomic: the text goes to a temporary file in the skill's own folder (its name
 //! starts with `.`, and the scanner only ever reads `<folder>/SKILL.md`), is flushed to disk,
 //! then renamed over SKILL.md, and the folder is flushed. A failure leaves the old file as it
-//! was and removes the temporary one.
+//! was and removes the temporary one; one a crash left behind is removed by
+//! [`remove_leftover_temp_files`] at the next start.
 //!
 //! Links are never followed below the skills directory: a skill folder or a SKILL.md that is a
 //! symlink is refused (the directory itself may be one, as the scanner allows). On unix the skill
@@ -661,7 +662,7 @@ struct TempFile<'a> {
 impl<'a> TempFile<'a> {
     /// Creates a new, empty temporary file in `folder`.
     fn create(folder: &'a OpenFolder) -> Result<(TempFile<'a>, File), WriteError> {
-        let name = format!(".{SKILL_FILE_NAME}.{}.tmp", uuid::Uuid::new_v4().simple());
+        let name = temp_name(&uuid::Uuid::new_v4().simple().to_string());
         let file = folder
             .create_new(&name)
             .map_err(|source| io_error("create a temporary file in", &folder.path, source))?;
@@ -700,6 +701,65 @@ impl Drop for TempFile<'_> {
             );
         }
     }
+}
+
+/// The name of a temporary file beside SKILL.md: `.SKILL.md.<id>.tmp`.
+fn temp_name(id: &str) -> String {
+    format!(".{SKILL_FILE_NAME}.{id}.tmp")
+}
+
+/// Whether `name` is one [`temp_name`] gives (its id a simple UUID: 32 hex digits).
+fn is_temp_name(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .and_then(|name| name.strip_prefix(&format!(".{SKILL_FILE_NAME}.")))
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Removes the temporary files that writes cut off by a crash left beside the SKILL.md files
+/// of `dir` (the scanner ignores them, but nothing else would ever remove them), and a skill
+/// folder they leave empty (a new skill whose first write was cut off). Only real folders and
+/// regular files are looked at, never through a link. Runs at start, while no write can be
+/// under way: one engine per data folder. What cannot be removed is logged, never an error.
+/// Returns the files removed.
+pub fn remove_leftover_temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(folders) = fs::read_dir(dir) else {
+        return removed;
+    };
+    for folder in folders.filter_map(Result::ok) {
+        if !folder.file_type().is_ok_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        let folder = folder.path();
+        let Ok(files) = fs::read_dir(&folder) else {
+            continue;
+        };
+        let before = removed.len();
+        for file in files.filter_map(Result::ok) {
+            if !(file.file_type().is_ok_and(|kind| kind.is_file())
+                && is_temp_name(&file.file_name()))
+            {
+                continue;
+            }
+            match fs::remove_file(file.path()) {
+                Ok(()) => removed.push(file.path()),
+                Err(err) => tracing::warn!(
+                    file = %file.path().display(),
+                    error = %err,
+                    "cannot remove a temporary skill file a crash left; the scanner ignores it, delete it by hand"
+                ),
+            }
+        }
+        if removed.len() > before {
+            sync_folder_or_warn(&folder);
+            // Only an empty folder goes.
+            if fs::remove_dir(&folder).is_ok() {
+                sync_folder_or_warn(dir);
+            }
+        }
+    }
+    removed
 }
 
 /// Flushes a folder's entries (a rename, a new or removed name) to disk. Called after the
@@ -1166,6 +1226,29 @@ mod tests {
         let err = write_skill_file(&dir, "other", NEW, &Expected::Absent).unwrap_err();
         assert!(matches!(err, WriteError::Io { .. }), "{err:?}");
         assert!(!dir.join("other").exists());
+    }
+
+    #[test]
+    fn leftover_temporary_files_are_removed_and_only_they() {
+        let (_root, dir) = skills_dir();
+        write_old(&dir);
+        let leftover = temp_name(&uuid::Uuid::new_v4().simple().to_string());
+        fs::write(dir.join("deploy").join(&leftover), NEW).unwrap();
+        fs::write(dir.join("deploy/.SKILL.md.notes.tmp"), "mine").unwrap();
+        // A new skill's first write, cut off: its folder holds nothing else.
+        fs::create_dir_all(dir.join("fresh")).unwrap();
+        fs::write(dir.join("fresh").join(&leftover), NEW).unwrap();
+
+        let removed = remove_leftover_temp_files(&dir);
+        assert_eq!(removed.len(), 2, "{removed:?}");
+        assert_eq!(
+            names_in(&dir.join("deploy")),
+            [".SKILL.md.notes.tmp", "SKILL.md"],
+            "a name the writer does not give is not its to remove"
+        );
+        assert_eq!(on_disk(&dir), OLD);
+        assert!(!dir.join("fresh").exists());
+        assert!(remove_leftover_temp_files(&dir).is_empty());
     }
 
     #[cfg(unix)]

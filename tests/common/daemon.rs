@@ -75,10 +75,29 @@ pub fn send(
     token: Option<&str>,
     body: Option<&str>,
 ) -> Option<(u16, String)> {
+    request(method, url, token, body).ok()
+}
+
+/// Why [`request`] got no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unanswered {
+    /// Nothing listened: the request never reached an engine.
+    NotSent,
+    /// The connection was made but no whole answer came back: the request may have landed.
+    Lost,
+}
+
+/// [`send`], saying whether a request that got no answer may have reached the engine.
+pub fn request(
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> Result<(u16, String), Unanswered> {
     use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://")?;
-    let (host, path) = rest.split_at(rest.find('/')?);
-    let mut stream = std::net::TcpStream::connect(host).ok()?;
+    let rest = url.strip_prefix("http://").ok_or(Unanswered::NotSent)?;
+    let (host, path) = rest.split_at(rest.find('/').ok_or(Unanswered::NotSent)?);
+    let mut stream = std::net::TcpStream::connect(host).map_err(|_| Unanswered::NotSent)?;
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
@@ -89,13 +108,24 @@ pub fn send(
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
-    .ok()?;
+    .map_err(|_| Unanswered::Lost)?;
     let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.get(9..12)?.parse().ok()?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Some((status, body))
+    stream
+        .read_to_string(&mut response)
+        .map_err(|_| Unanswered::Lost)?;
+    let status = response
+        .get(9..12)
+        .and_then(|status| status.parse().ok())
+        .ok_or(Unanswered::Lost)?;
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    // An engine killed while it wrote its answer leaves a body shorter than it announced.
+    let announced = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())?
+    });
+    if announced.is_some_and(|length| body.len() < length) {
+        return Err(Unanswered::Lost);
+    }
+    Ok((status, body.to_string()))
 }

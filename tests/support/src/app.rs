@@ -596,7 +596,7 @@ async fn chat_completions(
         .and_then(Value::as_i64)
         .filter(|&n| n >= 0)
         .map(|n| n as usize);
-    let (tokens, finish_reason) = answer_tokens(&shared, &model, max_tokens);
+    let (tokens, finish_reason) = answer_tokens(&shared, &model, &body, max_tokens);
     let completion = Completion {
         id: format!("chatcmpl-standin{}", lease.slot),
         model: model.clone(),
@@ -632,20 +632,26 @@ async fn chat_completions(
     ))
 }
 
-/// The answer's tokens (the next scripted reply of `model`, else [`crate::DEFAULT_REPLY`]), cut
-/// at `max_tokens`, and the finish reason that goes with them.
+/// The answer's tokens (the next scripted reply of `model`, else the responder's answer to
+/// `body`, else [`crate::DEFAULT_REPLY`]), cut at `max_tokens`, and the finish reason that goes
+/// with them.
 fn answer_tokens(
     shared: &Shared,
     model: &str,
+    body: &Value,
     max_tokens: Option<usize>,
 ) -> (Vec<String>, &'static str) {
-    let reply = {
+    let (scripted, responder) = {
         let mut inner = shared.lock();
-        inner
+        let scripted = inner
             .model_mut(model)
-            .and_then(|state| state.replies.pop_front())
-            .unwrap_or_else(|| crate::DEFAULT_REPLY.to_owned())
+            .and_then(|state| state.replies.pop_front());
+        (scripted, inner.responder.clone())
     };
+    // The responder runs outside the lock: it is the test's code.
+    let reply = scripted
+        .or_else(|| responder.and_then(|respond| respond(body)))
+        .unwrap_or_else(|| crate::DEFAULT_REPLY.to_owned());
     let mut tokens = tokenize(&reply);
     match max_tokens {
         Some(limit) if limit < tokens.len() => {
@@ -1045,7 +1051,7 @@ async fn completion(
         (Vec::new(), "limit")
     } else {
         let limit = usize::try_from(n_predict).ok();
-        match answer_tokens(&shared, &model, limit) {
+        match answer_tokens(&shared, &model, &body, limit) {
             (tokens, "length") => (tokens, "limit"),
             (tokens, _) => (tokens, "eos"),
         }

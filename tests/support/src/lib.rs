@@ -518,6 +518,8 @@ pub(crate) struct Inner {
     /// each ends at its prompt's end or when the stand-in stops, and [`StandIn::stop`] waits.
     pub(crate) readers: Vec<JoinHandle<()>>,
     pub(crate) chat_bodies: Vec<serde_json::Value>,
+    /// Answers a completion that has no scripted reply (see [`StandIn::set_responder`]).
+    pub(crate) responder: Option<Responder>,
     pub(crate) next_task_id: i64,
     pub(crate) created: u64,
 }
@@ -531,6 +533,10 @@ impl Inner {
         self.models.iter().find(|model| model.id == id)
     }
 }
+
+/// What [`StandIn::set_responder`] takes: the request's JSON body in, the reply's text out
+/// (`None`: [`DEFAULT_REPLY`]).
+pub type Responder = Arc<dyn Fn(&serde_json::Value) -> Option<String> + Send + Sync>;
 
 /// State shared between the control API and the HTTP handlers.
 pub(crate) struct Shared {
@@ -635,6 +641,7 @@ impl StandIn {
                 prompt_reads: Vec::new(),
                 readers: Vec::new(),
                 chat_bodies: Vec::new(),
+                responder: None,
                 next_task_id: 0,
                 created: SystemTime::now()
                     .duration_since(UNIX_EPOCH)
@@ -775,6 +782,13 @@ impl StandIn {
             .model_mut(model)
             .unwrap_or_else(|| panic!("the stand-in has no model '{model}'"));
         state.replies.push_back(text.into());
+    }
+
+    /// Answers every completion that finds no scripted reply queued with `responder`'s text for
+    /// its request body, for a test whose requests come in an order it cannot script (an engine
+    /// killed mid-request leaves a queued reply half-used, or used by the wrong request).
+    pub fn set_responder(&self, responder: Responder) {
+        self.shared.lock().responder = Some(responder);
     }
 
     /// Injects a fault on every request to `endpoint` until [`StandIn::clear_fault`].
