@@ -755,7 +755,7 @@ fn routes(seed: &Seeded) -> Vec<Route> {
             unprocessable,
         ),
         invalid_body(
-            "a SKILL.md one byte over 1 MiB",
+            "a SKILL.md just over 1 MiB",
             json!({"skill_md": skill_md("lint", &"x".repeat(1024 * 1024))}),
             unprocessable,
         ),

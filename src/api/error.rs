@@ -116,8 +116,9 @@ pub fn body_too_large() -> ApiError {
 ///
 /// The body is first read as any JSON value whose objects hold each key once (failure: 400
 /// `malformed_json`), then shaped into `T`, from an object only (failure: 422 `invalid_body`,
-/// naming the offending field). Doing it in two steps keeps the split exact: serde_json reports some type
-/// mismatches, such as a number where an enum's name belongs, as syntax errors.
+/// naming the offending field). Doing it in two steps keeps the split exact: serde_json
+/// reports some type mismatches, such as a number where an enum's name belongs, as syntax
+/// errors.
 pub struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>

@@ -316,15 +316,19 @@ async fn dismiss_finding(
 ) -> Result<Json<DraftView>, ApiError> {
     // Parsed here rather than by the extractor, so the answer can say how findings are named;
     // only the index as the draft lists it names a finding (`usize` parsing also takes `+0`).
-    let index: usize = n.parse().ok().filter(|index: &usize| index.to_string() == n).ok_or_else(|| {
-        ApiError::new(
+    let named = n
+        .parse::<usize>()
+        .ok()
+        .filter(|index| index.to_string() == n);
+    let Some(index) = named else {
+        return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::NotFound,
             format!(
                 "draft {id} has no finding `{n}`: findings are named by their index, 0, 1, …, as the draft lists them"
             ),
-        )
-    })?;
+        ));
+    };
     Ok(Json(
         state
             .engine
