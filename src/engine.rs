@@ -40,6 +40,23 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const MAX_SESSION_KEY_CHARS: usize = 256;
 /// The message roles a transcript may hold (OpenAI's chat roles).
 pub const MESSAGE_ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
+/// How far ahead of the engine's clock a review's `snapshot_at` may be (ms): the agent runs on
+/// the same machine, so this only absorbs a little skew.
+pub const MAX_SNAPSHOT_AHEAD_MS: i64 = 10 * 60 * 1000;
+
+/// Refuses a `session_key` that is empty or blank, or longer than [`MAX_SESSION_KEY_CHARS`]:
+/// the same rule for a live turn and a review of the session.
+pub fn check_session_key(session_key: &str) -> Result<(), EngineError> {
+    if session_key.trim().is_empty() {
+        return Err(EngineError::Invalid("session_key must not be empty".into()));
+    }
+    if session_key.chars().count() > MAX_SESSION_KEY_CHARS {
+        return Err(EngineError::Invalid(format!(
+            "session_key is longer than {MAX_SESSION_KEY_CHARS} characters; send a short id of the session"
+        )));
+    }
+    Ok(())
+}
 
 /// Why an engine operation did not happen; each maps to one API status.
 #[derive(Debug, thiserror::Error)]
@@ -507,13 +524,18 @@ impl Engine {
         &self,
         submission: ReviewSubmission,
     ) -> Result<(String, Decision), EngineError> {
-        if submission.session_key.trim().is_empty() {
-            return Err(EngineError::Invalid("session_key must not be empty".into()));
-        }
-        if submission.session_key.chars().count() > MAX_SESSION_KEY_CHARS {
-            return Err(EngineError::Invalid(format!(
-                "session_key is longer than {MAX_SESSION_KEY_CHARS} characters; send a short id of the session"
-            )));
+        check_session_key(&submission.session_key)?;
+        let now = self.inner.gate.clock().now_ms();
+        if let Some(snapshot_at) = submission.snapshot_at {
+            // The newest snapshot of a session wins, so a time from the far future would win
+            // over every real one: the session's queue slot and review progress would never
+            // move again.
+            if !(0..=now.saturating_add(MAX_SNAPSHOT_AHEAD_MS)).contains(&snapshot_at) {
+                return Err(EngineError::Invalid(format!(
+                    "snapshot_at {snapshot_at} is not a time of this conversation: send unix milliseconds, at most {} s ahead of now ({now}), or leave it out for now",
+                    MAX_SNAPSHOT_AHEAD_MS / 1000
+                )));
+            }
         }
         if submission.messages.is_empty() {
             return Err(EngineError::Invalid(
@@ -546,9 +568,7 @@ impl Engine {
             session_key: submission.session_key,
             messages: submission.messages,
             focus: submission.focus.filter(|focus| !focus.trim().is_empty()),
-            snapshot_at: submission
-                .snapshot_at
-                .unwrap_or_else(|| self.inner.gate.clock().now_ms()),
+            snapshot_at: submission.snapshot_at.unwrap_or(now),
             runtime: submission.runtime,
         };
         Ok(self.inner.reviews.submit(review).await?)

@@ -162,6 +162,13 @@ mod tests {
         assert_eq!(segment("../status").unwrap(), "..%2Fstatus");
         assert_eq!(segment("a b?c#d").unwrap(), "a%20b%3Fc%23d");
         assert_eq!(segment("é").unwrap(), "%C3%A9");
+        // What the API's hostile-input matrix sends as a path parameter stays one literal
+        // segment: an encoded dot is encoded again, so the API never decodes it into `..`.
+        assert_eq!(segment("%2e%2e").unwrap(), "%252e%252e");
+        assert_eq!(segment("/etc/passwd").unwrap(), "%2Fetc%2Fpasswd");
+        assert_eq!(segment("..\\..").unwrap(), "..%5C..");
+        assert_eq!(segment("tool\0").unwrap(), "tool%00");
+        assert_eq!(segment("\u{202e}").unwrap(), "%E2%80%AE");
         for refused in ["", ".", ".."] {
             let error = segment(refused).unwrap_err();
             assert_eq!(error.code(), ErrorCode::NotFound, "{refused:?}");

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::unique_keys::UniqueKeys;
 use crate::engine::EngineError;
 use crate::error_code::ErrorCode;
 
@@ -83,14 +84,11 @@ impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> ApiError {
         let message = rejection.body_text();
         match rejection {
-            JsonRejection::JsonSyntaxError(_) => {
+            // The body is read as a JSON value first ([`ApiJson`]), which takes any shape: the
+            // only "data" error of that read is the document's own, a key given twice.
+            JsonRejection::JsonSyntaxError(_) | JsonRejection::JsonDataError(_) => {
                 ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::MalformedJson, message)
             }
-            JsonRejection::JsonDataError(_) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                ErrorCode::InvalidBody,
-                message,
-            ),
             JsonRejection::MissingJsonContentType(_) => ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 ErrorCode::UnsupportedMediaType,
@@ -116,10 +114,11 @@ pub fn body_too_large() -> ApiError {
 
 /// A JSON body extractor whose failures use the API's error shape.
 ///
-/// The body is first read as any JSON value (failure: 400 `malformed_json`), then shaped into `T`
-/// (failure: 422 `invalid_body`, naming the offending field). Doing it in two steps keeps the
-/// split exact: serde_json reports some type mismatches, such as a number where an enum's name
-/// belongs, as syntax errors.
+/// The body is first read as any JSON value whose objects hold each key once (failure: 400
+/// `malformed_json`), then shaped into `T`, from an object only (failure: 422 `invalid_body`,
+/// naming the offending field). Doing it in two steps keeps the split exact: serde_json
+/// reports some type mismatches, such as a number where an enum's name belongs, as syntax
+/// errors.
 pub struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>
@@ -130,8 +129,21 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let axum::Json(value) =
-            <axum::Json<serde_json::Value> as FromRequest<S>>::from_request(request, state).await?;
+        let axum::Json(UniqueKeys(value)) =
+            <axum::Json<UniqueKeys> as FromRequest<S>>::from_request(request, state).await?;
+        // Every body of the API is an object. serde would also read a struct from an array of
+        // its fields in order (`["chat-42"]`, or `[]` for an action that takes no options), a
+        // shape no client sends and nobody means: refused rather than guessed at.
+        if !value.is_object() {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ErrorCode::InvalidBody,
+                format!(
+                    "the body: expected a JSON object, got {}",
+                    json_kind(&value)
+                ),
+            ));
+        }
         serde_path_to_error::deserialize(value)
             .map(ApiJson)
             .map_err(|err| {
@@ -148,6 +160,17 @@ where
                     format!("{place}: {}", err.into_inner()),
                 )
             })
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 

@@ -9,6 +9,7 @@ mod bodies;
 mod error;
 mod files;
 mod guard;
+mod unique_keys;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -35,7 +36,7 @@ pub use guard::Guard;
 use crate::drafts::candidates::CandidateStatus;
 use crate::drafts::records::DraftStatus;
 use crate::drafts::service::{DraftView, RolledBack};
-use crate::engine::{Engine, ReviewSubmission, Status, VERSION};
+use crate::engine::{check_session_key, Engine, ReviewSubmission, Status, VERSION};
 use crate::error_code::ErrorCode;
 use crate::events::EngineEvent;
 use crate::jobs::records::JobKind;
@@ -183,11 +184,12 @@ struct TurnStart {
 async fn start_turn(
     State(state): State<ApiState>,
     ApiJson(turn): ApiJson<TurnStart>,
-) -> Json<TurnLease> {
+) -> Result<Json<TurnLease>, ApiError> {
+    check_session_key(&turn.session_key)?;
     tracing::debug!(session = %turn.session_key, "turn started");
-    Json(TurnLease {
+    Ok(Json(TurnLease {
         lease_id: state.engine.start_turn(),
-    })
+    }))
 }
 
 #[derive(serde::Deserialize)]
@@ -235,6 +237,7 @@ async fn list_reviews(
 async fn run_review_now(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<StatusCode, ApiError> {
     state.engine.run_review_now(&id).await?;
     Ok(StatusCode::ACCEPTED)
@@ -243,6 +246,7 @@ async fn run_review_now(
 async fn drop_review(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<StatusCode, ApiError> {
     state.engine.drop_review(&id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -271,15 +275,17 @@ async fn get_draft(
     Ok(Json(state.engine.draft(&id).await?))
 }
 
-/// *Approve* takes nothing; `{}` (or no body) says so, and anything else in it is refused.
+/// The body of an action that takes nothing (*Approve*, *Run now*, *Drop*, *Cancel*, *Resume*,
+/// *Promote*, a rollback): none, or `{}`. Anything in it is refused, so an option the route
+/// does not have (`{"force": true}`) is never silently ignored while the action goes ahead.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Approval {}
+struct NoOptions {}
 
 async fn approve_draft(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
-    _approval: Option<ApiJson<Approval>>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<Json<DraftView>, ApiError> {
     Ok(Json(state.engine.approve_draft(&id).await?))
 }
@@ -305,16 +311,21 @@ async fn dismiss_finding(
     ApiPath((id, n)): ApiPath<(String, String)>,
     ApiJson(body): ApiJson<ReasonRequest>,
 ) -> Result<Json<DraftView>, ApiError> {
-    // Parsed here rather than by the extractor, so the answer can say how findings are named.
-    let index: usize = n.parse().map_err(|_| {
-        ApiError::new(
+    // Parsed here rather than by the extractor, so the answer can say how findings are named;
+    // only the index as the draft lists it names a finding (`usize` parsing also takes `+0`).
+    let named = n
+        .parse::<usize>()
+        .ok()
+        .filter(|index| index.to_string() == n);
+    let Some(index) = named else {
+        return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::NotFound,
             format!(
                 "draft {id} has no finding `{n}`: findings are named by their index, 0, 1, …, as the draft lists them"
             ),
-        )
-    })?;
+        ));
+    };
     Ok(Json(
         state
             .engine
@@ -334,6 +345,7 @@ async fn list_skills(State(state): State<ApiState>) -> Result<Json<SkillList>, A
 async fn rollback_skill(
     State(state): State<ApiState>,
     ApiPath(name): ApiPath<String>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<Json<RolledBack>, ApiError> {
     Ok(Json(state.engine.rollback_skill(&name).await?))
 }
@@ -363,6 +375,7 @@ async fn get_job(
 async fn cancel_job(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(state.engine.cancel_job(&id).await?))
 }
@@ -370,6 +383,7 @@ async fn cancel_job(
 async fn resume_job(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(state.engine.resume_job(&id).await?))
 }
@@ -377,6 +391,7 @@ async fn resume_job(
 async fn promote_job(
     State(state): State<ApiState>,
     ApiPath(id): ApiPath<String>,
+    _options: Option<ApiJson<NoOptions>>,
 ) -> Result<Json<JobView>, ApiError> {
     Ok(Json(state.engine.promote_job(&id).await?))
 }
