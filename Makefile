@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e lint screenshots package package-test footprint
+.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e lint screenshots package package-test footprint fuzz
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -87,6 +87,12 @@ package-test: ui
 ## time to the tray menu and to the window's first frame (release builds, Xvfb).
 footprint: ui
 	CARGO="$(CARGO)" scripts/footprint/run.sh
+
+## Coverage-guided fuzzing of every parser of outside input (cargo-fuzz on nightly; FUZZ_SECONDS
+## per target, default 120). `make test` replays the saved corpus on stable (fuzz/tests/corpus.rs).
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	scripts/fuzz/run.sh $(FUZZ_SECONDS)
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps footprint

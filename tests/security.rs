@@ -814,6 +814,7 @@ async fn what_lull_serve_keeps_on_disk_is_private_to_the_person() {
         .map(|entry| entry.unwrap().path())
         .collect();
     assert!(!logs.is_empty(), "no log file");
+    private.extend(logs);
     let modes: Vec<String> = private
         .iter()
         .map(|path| format!("{} {:o}", path.display(), mode_of(path)))
