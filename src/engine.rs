@@ -43,6 +43,9 @@ pub const MESSAGE_ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
 /// How far ahead of the engine's clock a review's `snapshot_at` may be (ms): the agent runs on
 /// the same machine, so this only absorbs a little skew.
 pub const MAX_SNAPSHOT_AHEAD_MS: i64 = 10 * 60 * 1000;
+/// How long a status answer waits for a fresh reading of the managed server before it says the
+/// last one known: a hung or slow server must not make the API slow (a probe may take seconds).
+pub const STATUS_READING_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Refuses a `session_key` that is empty or blank, or longer than [`MAX_SESSION_KEY_CHARS`]:
 /// the same rule for a live turn and a review of the session.
@@ -482,7 +485,7 @@ impl Engine {
             defer_mode: settings.defer_mode,
             paused: settings.paused,
             reviews_enabled: settings.reviews_enabled,
-            server: self.inner.server.read().await,
+            server: self.server_reading_for_status().await,
             learning: self.inner.dispatcher.activity(),
             live_turns: self.inner.gate.live_turns(),
             routing: self.inner.routing.status().await?,
@@ -495,6 +498,21 @@ impl Engine {
                 running: self.inner.jobs.running().await?,
             },
         })
+    }
+
+    /// A fresh reading of the managed server if one comes within [`STATUS_READING_WAIT`], else
+    /// the last one known. The probe runs on, bounded by its own timeouts, and publishes what
+    /// it finds for the next answer.
+    async fn server_reading_for_status(&self) -> ServerReading {
+        let server = self.inner.server.clone();
+        let Some(last) = server.last_reading() else {
+            return server.read().await;
+        };
+        let probe = tokio::spawn(async move { server.read().await });
+        match tokio::time::timeout(STATUS_READING_WAIT, probe).await {
+            Ok(Ok(reading)) => reading,
+            _ => last,
+        }
     }
 
     /// Records a live turn (the agent is about to use the GPU); returns its lease id.

@@ -40,14 +40,15 @@
 
 #[path = "common/daemon.rs"]
 mod daemon;
+#[path = "common/learner.rs"]
+mod learner;
 #[path = "common/managed.rs"]
 mod managed;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::{json, Value};
 
 use daemon::{request, Daemon, Unanswered};
+use learner::{Learner, LEARNED_SKILLS};
 use lull::jobs::records::{receipt_digest, ReceiptKind};
 use lull::routing::HeadSnapshot;
 use lull::skills::sha256_hex;
@@ -68,15 +70,6 @@ const DEFAULT_CYCLES: u64 = 50;
 const MODEL: &str = "tiny";
 /// Agent sessions the client talks in; few, so that reviews of one session coalesce.
 const SESSIONS: usize = 4;
-/// The skills reviews propose; few, so that a skill gets a second draft (an update, or a
-/// candidate superseded by an undecided draft).
-const LEARNED_SKILLS: [&str; 5] = [
-    "git-bisect",
-    "flaky-tests",
-    "release-notes",
-    "db-backup",
-    "log-triage",
-];
 /// The skills folder's skills before the first start: what routes rank from the start, and
 /// what no approval may touch.
 const SEED_SKILLS: [(&str, &str); 3] = [
@@ -107,8 +100,6 @@ const START_LIMIT: Duration = Duration::from_secs(20);
 /// How long the final drain of the queue may take.
 const DRAIN_LIMIT: Duration = Duration::from_secs(90);
 
-const GOOD_BODY: &str = "# Steps\n\n1. Reproduce the problem with the smallest input.\n2. Write down what changed since it last worked.\n3. Check the fix with the same input.\n";
-
 #[test]
 fn the_engine_keeps_its_invariants_across_kill_9s_at_random_moments() {
     let seed: u64 = std::env::var("LULL_CRASH_SEED")
@@ -134,7 +125,7 @@ fn the_engine_keeps_its_invariants_across_kill_9s_at_random_moments() {
         .without_embeddings();
     let (server, state_file) =
         runtime.block_on(managed::managed_stand_in(dir.path(), stand_in_config));
-    server.set_responder(Arc::new(Responder::default().into_fn()));
+    server.set_responder(Learner::responder());
 
     let mut harness = Harness::new(dir.path().join("data"), state_file, seed);
     for cycle in 1..=cycles {
@@ -159,69 +150,6 @@ fn the_engine_keeps_its_invariants_across_kill_9s_at_random_moments() {
         started.elapsed().as_secs_f64()
     );
     runtime.block_on(server.stop());
-}
-
-/// The stand-in's answers, chosen by what each request asks for (its `response_format`), since
-/// a kill leaves the order of the engine's requests unscriptable.
-#[derive(Default)]
-struct Responder {
-    drafts_written: AtomicU64,
-}
-
-impl Responder {
-    fn into_fn(self) -> impl Fn(&Value) -> Option<String> + Send + Sync {
-        move |body| Some(self.answer(body))
-    }
-
-    fn answer(&self, body: &Value) -> String {
-        let format = &body["response_format"]["json_schema"];
-        match format["name"].as_str() {
-            Some("review_candidates") => review_answer(body, &format["schema"]),
-            Some("skill_draft") => {
-                let n = self.drafts_written.fetch_add(1, Ordering::Relaxed);
-                json!({
-                    "body": format!("{GOOD_BODY}\nThis is draft {n}.\n"),
-                    "description": "Find what broke, step by step."
-                })
-                .to_string()
-            }
-            Some("skill_judgement") => json!({
-                "reason": "the answer with the skill names the steps",
-                "score_with": 8, "score_without": 4, "verdict": "helps"
-            })
-            .to_string(),
-            // An evaluation's replay of the conversation.
-            _ => "Reproduce it, note what changed, check the fix.".into(),
-        }
-    }
-}
-
-/// A review's answer: the skill the newest shown message asks to remember, citing the first
-/// message the review may cite.
-fn review_answer(body: &Value, schema: &Value) -> String {
-    let shown = body["messages"].to_string();
-    let skill = shown.rsplit("remember this as ").next().and_then(|rest| {
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
-            .collect();
-        LEARNED_SKILLS.contains(&name.as_str()).then_some(name)
-    });
-    let evidence = &schema["properties"]["candidates"]["items"]["properties"]["evidence"];
-    let cited: Vec<Value> = evidence["items"]["minimum"]
-        .as_u64()
-        .filter(|_| evidence["maxItems"] != 0)
-        .map(Value::from)
-        .into_iter()
-        .collect();
-    let candidates: Vec<Value> = skill
-        .into_iter()
-        .map(|skill| {
-            json!({"skill": skill, "kind": "create", "rationale": "the person asked to remember it",
-                   "evidence": cited, "priority": 0.8, "confidence": 0.7, "related": []})
-        })
-        .collect();
-    json!({ "candidates": candidates }).to_string()
 }
 
 /// What the client was told, and what it cannot know (a request the kill cut off).

@@ -247,6 +247,10 @@ impl ServerProbe for ServerMonitor {
     fn interest(&self) -> InterestGuard {
         ServerMonitor::interest(self)
     }
+
+    fn last_reading(&self) -> Option<ServerReading> {
+        Some(self.latest())
+    }
 }
 
 impl Drop for ServerMonitor {

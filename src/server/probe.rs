@@ -79,6 +79,12 @@ pub trait ServerProbe: Send + Sync {
     fn interest(&self) -> InterestGuard {
         InterestGuard::uncounted()
     }
+
+    /// The last reading taken, without asking anyone; `None` when this probe keeps none. An
+    /// answer that must not wait on a hung server says what was last known instead.
+    fn last_reading(&self) -> Option<ServerReading> {
+        None
+    }
 }
 
 impl<P: ServerProbe + ?Sized> ServerProbe for Arc<P> {
@@ -88,6 +94,10 @@ impl<P: ServerProbe + ?Sized> ServerProbe for Arc<P> {
 
     fn interest(&self) -> InterestGuard {
         (**self).interest()
+    }
+
+    fn last_reading(&self) -> Option<ServerReading> {
+        (**self).last_reading()
     }
 }
 

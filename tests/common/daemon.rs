@@ -1,6 +1,8 @@
 //! `lull serve` as a child process of a test, found through its `api.json`, and a minimal HTTP
 //! client so the tests that use it need no client crate of their own.
 
+#![allow(dead_code)] // each test crate uses its own part of it
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

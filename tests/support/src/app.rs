@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     Endpoint, Fault, Inner, LoadEvent, Mode, ModelStatus, PromptRead, RequestRecord, Shared,
-    StreamDrop, BOS_TOKEN,
+    SlotsAnswer, StreamDrop, BOS_TOKEN,
 };
 
 /// How often a request waiting for a router-mode load checks whether it is done.
@@ -135,6 +135,16 @@ async fn pre_routing(State(shared): State<AppState>, request: Request, next: Nex
             );
         }
         Some(Fault::Slow(delay)) => tokio::time::sleep(delay).await,
+        Some(Fault::Reset) => {
+            // A body that fails at once: hyper then drops the connection without a whole answer.
+            let cut = futures_util::stream::once(async {
+                Err::<Bytes, _>(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "injected reset",
+                ))
+            });
+            return Response::new(Body::from_stream(cut));
+        }
         None => {}
     }
     if !ready {
@@ -335,7 +345,7 @@ async fn slots(
             return response;
         }
     }
-    let inner = shared.lock();
+    let mut inner = shared.lock();
     let Some(state) = inner.model(&model) else {
         return invalid_request(&format!("model '{model}' not found"));
     };
@@ -366,6 +376,13 @@ async fn slots(
             })
         })
         .collect();
+    let answer = SlotsAnswer {
+        model,
+        forced_busy: state.slots.iter().filter(|slot| slot.forced_busy).count(),
+        in_flight: state.slots.iter().filter(|slot| slot.in_flight > 0).count(),
+        at: Instant::now(),
+    };
+    inner.slots_answers.push(answer);
     Json(Value::Array(slots)).into_response()
 }
 

@@ -404,6 +404,9 @@ pub enum Fault {
     Hang,
     /// Wait this long, then answer normally.
     Slow(Duration),
+    /// Cut the connection without a whole answer, as a server process that dies or a proxy
+    /// that resets does: the client sees its request fail mid-answer.
+    Reset,
 }
 
 /// One model load (or wake) a request caused in router mode.
@@ -471,6 +474,20 @@ pub struct RequestRecord {
     pub at: Instant,
 }
 
+/// What one `GET /slots` answered, logged as it was sent: a test checks that a client acted only
+/// on an answer that said the slots were free.
+#[derive(Debug, Clone)]
+pub struct SlotsAnswer {
+    /// The model asked about.
+    pub model: String,
+    /// Slots a test held busy ([`StandIn::set_busy`]): the person's own turns.
+    pub forced_busy: usize,
+    /// Slots a completion held.
+    pub in_flight: usize,
+    /// When the answer was sent.
+    pub at: Instant,
+}
+
 pub(crate) struct SlotState {
     pub(crate) forced_busy: bool,
     pub(crate) in_flight: usize,
@@ -514,6 +531,7 @@ pub(crate) struct Inner {
     pub(crate) loads: Vec<LoadEvent>,
     pub(crate) drops: Vec<StreamDrop>,
     pub(crate) prompt_reads: Vec<PromptRead>,
+    pub(crate) slots_answers: Vec<SlotsAnswer>,
     /// Prompt reads under way apart from their request (they outlive a client that went);
     /// each ends at its prompt's end or when the stand-in stops, and [`StandIn::stop`] waits.
     pub(crate) readers: Vec<JoinHandle<()>>,
@@ -639,6 +657,7 @@ impl StandIn {
                 loads: Vec::new(),
                 drops: Vec::new(),
                 prompt_reads: Vec::new(),
+                slots_answers: Vec::new(),
                 readers: Vec::new(),
                 chat_bodies: Vec::new(),
                 responder: None,
@@ -854,6 +873,11 @@ impl StandIn {
         self.shared.lock().prompt_reads.clone()
     }
 
+    /// Every `GET /slots` answer sent since start or the last reset, oldest first.
+    pub fn slots_answers(&self) -> Vec<SlotsAnswer> {
+        self.shared.lock().slots_answers.clone()
+    }
+
     /// How many tokens a slot's prompt cache holds now; 0 for an unknown model or slot.
     pub fn cached_tokens(&self, model: &str, slot: usize) -> usize {
         self.shared
@@ -869,7 +893,7 @@ impl StandIn {
     }
 
     /// Zeroes the request and streamed-token counters and clears the request, load, drop,
-    /// prompt-read and chat logs (not the slots' prompt caches).
+    /// prompt-read, `/slots` and chat logs (not the slots' prompt caches).
     pub fn reset_counters(&self) {
         let mut inner = self.shared.lock();
         inner.counts.clear();
@@ -880,6 +904,7 @@ impl StandIn {
         inner.loads.clear();
         inner.drops.clear();
         inner.prompt_reads.clear();
+        inner.slots_answers.clear();
         inner.chat_bodies.clear();
     }
 

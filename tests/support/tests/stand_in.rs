@@ -1160,6 +1160,45 @@ async fn injected_faults_500_garbage_hang_and_slow() {
 }
 
 #[tokio::test]
+async fn a_reset_cuts_the_connection_without_a_whole_answer_and_clears_like_any_fault() {
+    let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
+    server.inject_fault(Endpoint::ChatCompletions, Fault::Reset);
+    let url = format!("{}/v1/chat/completions", server.origin());
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    let answered = async {
+        let response = client().post(&url).json(&body).send().await?;
+        response.text().await
+    };
+    let err = answered.await.expect_err("a reset gives no whole answer");
+    assert!(err.is_request() || err.is_body(), "{err:?}");
+    server.clear_fault(Endpoint::ChatCompletions);
+    let response = client().post(&url).json(&body).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn each_slots_answer_is_logged_with_the_busy_slots_it_reported() {
+    let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
+    assert_eq!(get(&server, "/slots").await.0, 200);
+    server.set_busy("m", 1, true);
+    assert_eq!(get(&server, "/slots").await.0, 200);
+    server.inject_fault(Endpoint::Slots, Fault::Garbage);
+    assert_eq!(get(&server, "/slots").await.0, 200);
+    let answers = server.slots_answers();
+    let reported: Vec<(usize, usize)> = answers
+        .iter()
+        .map(|answer| (answer.forced_busy, answer.in_flight))
+        .collect();
+    assert_eq!(
+        reported,
+        [(0, 0), (1, 0)],
+        "garbage is no answer of the slots"
+    );
+    assert!(answers.iter().all(|answer| answer.model == "m"));
+    assert!(answers[0].at <= answers[1].at);
+}
+
+#[tokio::test]
 async fn a_hanging_request_ends_when_the_stand_in_stops() {
     let server = StandIn::start(StandInConfig::single("m")).await.unwrap();
     server.inject_fault(Endpoint::Health, Fault::Hang);
