@@ -104,6 +104,7 @@ impl EngineError {
             EngineError::ApprovalRefused(_) => ErrorCode::ApprovalRefused,
             EngineError::Refused { code, .. } => *code,
             EngineError::Store(StoreError::Closed) => ErrorCode::ShuttingDown,
+            EngineError::Store(StoreError::Full { .. }) => ErrorCode::StorageFull,
             EngineError::Store(_) | EngineError::Startup(_) => ErrorCode::Internal,
         }
     }

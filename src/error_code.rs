@@ -55,6 +55,9 @@ pub enum ErrorCode {
     NoData,
     /// The engine is stopping and its database is closed (503).
     ShuttingDown,
+    /// The disk holding the data or skills folder is full; the message names the folder.
+    /// Nothing was recorded or written (507).
+    StorageFull,
     /// Lull's own failure, or an answer that is not what the API documents (500).
     Internal,
     /// No engine serves the data folder, or it went away: the client's own code.
@@ -67,7 +70,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the enum: the TypeScript list is rendered from it.
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::MalformedJson,
         ErrorCode::InvalidBody,
         ErrorCode::UnsupportedMediaType,
@@ -89,6 +92,7 @@ impl ErrorCode {
         ErrorCode::DatasetChanged,
         ErrorCode::NoData,
         ErrorCode::ShuttingDown,
+        ErrorCode::StorageFull,
         ErrorCode::Internal,
         ErrorCode::EngineUnavailable,
         ErrorCode::EngineStarting,
@@ -119,6 +123,7 @@ impl ErrorCode {
             ErrorCode::DatasetChanged => "dataset_changed",
             ErrorCode::NoData => "no_data",
             ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::StorageFull => "storage_full",
             ErrorCode::Internal => "internal",
             ErrorCode::EngineUnavailable => "engine_unavailable",
             ErrorCode::EngineStarting => "engine_starting",

@@ -1,9 +1,11 @@
 //! Logs: `tracing` to stderr and to a daily-rolling file in the data directory, in a folder
-//! (`<data_dir>/logs`, mode 0700) that only the person can open.
+//! (`<data_dir>/logs`, mode 0700) that only the person can open, each file mode 0600.
 //!
 //! Filtering follows `RUST_LOG` (for example `RUST_LOG=lull=debug`), defaulting to `info`.
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 
@@ -46,7 +48,11 @@ pub fn init(logs_dir: Option<&Path>) -> anyhow::Result<Option<WorkerGuard>> {
                 logs_dir.display()
             )
         })?;
-    let (file_writer, guard) = tracing_appender::non_blocking(appender);
+    let (file_writer, guard) = tracing_appender::non_blocking(PrivateLogFiles {
+        appender,
+        folder: logs_dir.to_path_buf(),
+        day: None,
+    });
     let file = fmt::layer().with_writer(file_writer).with_ansi(false);
     tracing_subscriber::registry()
         .with(filter)
@@ -54,4 +60,52 @@ pub fn init(logs_dir: Option<&Path>) -> anyhow::Result<Option<WorkerGuard>> {
         .with(file)
         .try_init()?;
     Ok(Some(guard))
+}
+
+/// The rolling appender, making each file it starts private: it creates them with the process's
+/// umask (0644, usually), and a log names sessions and paths. A day's file is made 0600 by the
+/// first write of that day, which is the write that creates it.
+struct PrivateLogFiles {
+    appender: tracing_appender::rolling::RollingFileAppender,
+    folder: PathBuf,
+    /// The UTC day of the last write (the appender rolls over at UTC midnight).
+    day: Option<u64>,
+}
+
+impl PrivateLogFiles {
+    #[cfg(unix)]
+    fn make_files_private(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(entries) = std::fs::read_dir(&self.folder) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let open = std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o077 != 0);
+            if open {
+                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn make_files_private(&self) {}
+}
+
+impl Write for PrivateLogFiles {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.appender.write(buf)?;
+        let day = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs() / 86_400);
+        if self.day != Some(day) {
+            self.day = Some(day);
+            self.make_files_private();
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.appender.flush()
+    }
 }

@@ -20,6 +20,8 @@
 mod daemon;
 #[path = "common/managed.rs"]
 mod managed;
+#[path = "common/offline.rs"]
+mod offline;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -34,16 +36,11 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use lull::api::{app, load_or_create_token, Guard};
-use lull::drafts::candidates::{self, CandidateProposal, CandidateStatus, Note};
-use lull::drafts::evaluation::Verdict;
-use lull::drafts::records::{self, DraftKind, DraftStatus, Evaluation, EvaluationStatus, NewDraft};
-use lull::engine::Seams;
+use lull::drafts::records::DraftKind;
 use lull::llm::HttpLlmClient;
-use lull::routing::BuiltInEmbedderOnly;
-use lull::server::{ManualProbe, ServerReading, ServerState};
 use lull::skills::{read_skill_file, remove_skill_file, write_skill_file, Expected, WriteError};
 use lull::store::Store;
-use lull::{Config, Engine, Paths};
+use lull::Engine;
 use lull_stand_in::{StandIn, StandInConfig};
 
 use daemon::{send, Daemon};
@@ -72,30 +69,8 @@ struct Harness {
 impl Harness {
     async fn new() -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = Config::default();
-        config.server.state_file = dir.path().join("no-supervisor/server.json");
-        config.learning.max_drafts_per_run = 0;
-        let paths = Paths {
-            data_dir: dir.path().join("data"),
-            config_file: dir.path().join("config.toml"),
-        };
-        lull::data_dir::create_private_dir(&paths.data_dir).unwrap();
-        let token = load_or_create_token(&paths.api_token()).unwrap();
-        let store = Store::open(&paths.database()).unwrap();
-        let seams = Seams {
-            server: Arc::new(ManualProbe::new(ServerReading::not_ready(
-                ServerState::Absent,
-                None,
-                "no managed server in this test",
-            ))),
-            server_changes: None,
-            llm: Arc::new(HttpLlmClient::default()),
-            store: Some(store.clone()),
-            embedders: Arc::new(BuiltInEmbedderOnly),
-            clock: None,
-            events: Default::default(),
-        };
-        let engine = Engine::open_with(config, paths, seams).await.unwrap();
+        let (engine, store) = offline::offline_engine(dir.path()).await;
+        let token = load_or_create_token(&engine.paths().api_token()).unwrap();
         Harness {
             dir,
             engine,
@@ -139,63 +114,17 @@ impl Harness {
     }
 
     /// Stores a `review_pending` draft creating skill `skill`, the way synthesis and evaluation
-    /// would (the records as in `tests/api_drafts.rs`); returns its id.
+    /// would; returns its id.
     async fn seed_draft(&self, skill: &str) -> String {
-        let skill = skill.to_string();
-        self.store
-            .call(move |c| {
-                let review_id = format!("review-{skill}");
-                c.execute(
-                    "INSERT INTO reviews (id, session_key, status, messages, snapshot_at, enqueued_at, updated_at)
-                     VALUES (?1, ?1, 'done', '[]', 0, 0, 0)",
-                    [&review_id],
-                )?;
-                let proposal = CandidateProposal {
-                    skill: skill.clone(),
-                    kind: DraftKind::Create.as_str().into(),
-                    rationale: format!("the person built {skill} by hand twice"),
-                    evidence: vec![0],
-                    priority: 0.7,
-                    confidence: 0.8,
-                    related: vec![],
-                };
-                candidates::insert_proposals(c, &review_id, &[proposal], 1)?;
-                let candidate = candidates::next_open(c, 1)?.remove(0);
-                let drafting = (CandidateStatus::Open, CandidateStatus::Drafting);
-                candidates::transition(c, &candidate.id, drafting.0, drafting.1, Note::default(), 2)?;
-                let text = skill_md(&skill);
-                let report = lull::safety::check_text("SKILL.md", &text);
-                let draft = NewDraft {
-                    candidate_id: &candidate.id,
-                    skill: &skill,
-                    kind: DraftKind::Create,
-                    skill_md: &text,
-                    base: None,
-                    safety: &report,
-                    status: DraftStatus::Evaluating,
-                    usage: (Some(900), Some(300), 4_000),
-                };
-                let draft_id = records::insert(c, &draft, 3)?;
-                let note = Note {
-                    draft_id: Some(&draft_id),
-                    reason: None,
-                };
-                let drafted = (CandidateStatus::Drafting, CandidateStatus::Drafted);
-                candidates::transition(c, &candidate.id, drafted.0, drafted.1, note, 3)?;
-                let evaluation = Evaluation {
-                    verdict: Some(Verdict::Helps),
-                    score_with: Some(8),
-                    score_without: Some(3),
-                    reason: Some("the answer with the skill builds the tool".into()),
-                    ..Evaluation::of(EvaluationStatus::Done)
-                };
-                records::set_evaluation(c, &draft_id, &evaluation, 4)?;
-                let pending = (DraftStatus::Evaluating, DraftStatus::ReviewPending);
-                records::set_status(c, &draft_id, pending.0, pending.1, None, 4)?;
-                Ok(draft_id)
-            })
-            .await
-            .unwrap()
+        let text = skill_md(skill);
+        offline::seed_draft(
+            &self.store,
+            &self.skills_dir(),
+            skill,
+            DraftKind::Create,
+            &text,
+        )
+        .await
     }
 
     /// How many skill versions the provenance records: what an approval adds.
@@ -783,8 +712,8 @@ fn mode_of(path: &Path) -> u32 {
 
 /// What a running engine keeps on disk — the data folder, the token, the database with its
 /// `-wal` and `-shm`, the logs — opens to nobody but the person: on a shared machine another
-/// user must not read the transcripts or take the token. The log files sit in folders only the
-/// person can enter. A first start creates all this private, rather than creating it open and
+/// user must not read the transcripts or take the token. The log files are private too, in
+/// folders only the person can enter. A first start creates all this private, rather than creating it open and
 /// then warning that it was open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_lull_serve_keeps_on_disk_is_private_to_the_person() {

@@ -73,6 +73,7 @@ impl From<EngineError> for ApiError {
             ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::StorageFull => StatusCode::INSUFFICIENT_STORAGE,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::CONFLICT,
         };

@@ -17,6 +17,7 @@ use ts_rs::TS;
 use super::provenance::{self, Action, Write};
 use super::records::{self, Dismissal, Draft, DraftKind, DraftStatus, Evaluation, StoredReport};
 use crate::engine::EngineError;
+use crate::error_code::ErrorCode;
 use crate::events::{EngineEvent, EventBus};
 use crate::gate::EngineClock;
 use crate::learning::work::{self, WorkKindName};
@@ -792,6 +793,10 @@ async fn off_runtime<T: Send + 'static>(
 fn refusal(err: WriteError) -> EngineError {
     match err {
         WriteError::Io { .. } => EngineError::Startup(err.to_string()),
+        WriteError::Full { .. } => EngineError::Refused {
+            code: ErrorCode::StorageFull,
+            message: err.to_string(),
+        },
         WriteError::Changed { .. } => EngineError::ApprovalRefused(err.to_string()),
         _ => EngineError::Invalid(err.to_string()),
     }

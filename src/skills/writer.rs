@@ -129,6 +129,16 @@ pub enum WriteError {
         /// The limit.
         max: u64,
     },
+    /// The disk holding the skills folder is full. Nothing was written.
+    #[error(
+        "the disk holding {} is full: free some space there, then try again (nothing was \
+         written)",
+        path.display()
+    )]
+    Full {
+        /// Where the write was refused.
+        path: PathBuf,
+    },
     /// The file system refused.
     #[error(
         "cannot {action} {}: {source} (check that the skills folder exists and you can write \
@@ -781,6 +791,11 @@ fn sync_folder_or_warn(folder: &Path) {
 }
 
 fn io_error(action: &'static str, path: &Path, source: io::Error) -> WriteError {
+    if source.kind() == io::ErrorKind::StorageFull {
+        return WriteError::Full {
+            path: path.to_path_buf(),
+        };
+    }
     WriteError::Io {
         action,
         path: path.to_path_buf(),
@@ -1202,7 +1217,7 @@ mod tests {
         let (_root, dir) = skills_dir();
         let old = write_old(&dir);
         let _hook = hooks::install(|step, _| match step {
-            Step::WriteTemp => Err(io::Error::other("no space left on device")),
+            Step::WriteTemp => Err(io::Error::other("input/output error")),
             Step::CreateTemp => Ok(()),
         });
         let err = write_skill_file(&dir, "deploy", NEW, &Expected::Sha256(old)).unwrap_err();
@@ -1218,7 +1233,7 @@ mod tests {
         );
         let message = err.to_string();
         assert!(message.contains("cannot write"), "{message}");
-        assert!(message.contains("no space left on device"), "{message}");
+        assert!(message.contains("input/output error"), "{message}");
         assert_eq!(on_disk(&dir), OLD);
         assert_eq!(names_in(&dir.join("deploy")), ["SKILL.md"]);
 
@@ -1226,6 +1241,23 @@ mod tests {
         let err = write_skill_file(&dir, "other", NEW, &Expected::Absent).unwrap_err();
         assert!(matches!(err, WriteError::Io { .. }), "{err:?}");
         assert!(!dir.join("other").exists());
+    }
+
+    #[test]
+    fn a_full_disk_is_named_as_such_with_where_to_free_space() {
+        let (_root, dir) = skills_dir();
+        let old = write_old(&dir);
+        let _hook = hooks::install(|step, _| match step {
+            Step::WriteTemp => Err(io::ErrorKind::StorageFull.into()),
+            Step::CreateTemp => Ok(()),
+        });
+        let err = write_skill_file(&dir, "deploy", NEW, &Expected::Sha256(old)).unwrap_err();
+        assert!(matches!(err, WriteError::Full { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(message.contains(&dir.display().to_string()), "{message}");
+        assert!(message.contains("is full: free some space"), "{message}");
+        assert_eq!(on_disk(&dir), OLD);
+        assert_eq!(names_in(&dir.join("deploy")), ["SKILL.md"]);
     }
 
     #[test]

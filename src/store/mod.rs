@@ -37,6 +37,13 @@ pub enum StoreError {
     /// A migration failed.
     #[error("cannot migrate database {path}: {message}")]
     Migration { path: PathBuf, message: String },
+    /// The disk holding the database is full; the write was rolled back.
+    #[error(
+        "the disk holding {} is full: free some space there, then try again (nothing was \
+         recorded)",
+        folder.display()
+    )]
+    Full { folder: PathBuf },
     /// The writer thread is gone (the store was closed).
     #[error("the database is closed (the engine is shutting down)")]
     Closed,
@@ -110,6 +117,25 @@ const JOBS_PER_FORCED_CHECKPOINT: u32 = 4 * JOBS_PER_CHECKPOINT;
 #[derive(Clone)]
 pub struct Store {
     backend: Backend,
+    /// The folder holding the database, which a full-disk error names.
+    folder: std::sync::Arc<Path>,
+}
+
+impl StoreError {
+    /// SQLite's "database or disk is full" as [`StoreError::Full`], naming `folder`: the person
+    /// is told where to free space, not that the database failed.
+    fn naming_full_disk(self, folder: &Path) -> StoreError {
+        match &self {
+            StoreError::Sqlite(err)
+                if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) =>
+            {
+                StoreError::Full {
+                    folder: folder.to_path_buf(),
+                }
+            }
+            _ => self,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -147,7 +173,8 @@ impl Store {
         // The writer checkpoints (which fsyncs) when its queue is empty, not inside a commit
         // that a request is waiting for.
         connection.pragma_update(None, "wal_autocheckpoint", 0)?;
-        Ok(Store::spawn_writer(connection))
+        let folder = path.parent().unwrap_or(Path::new("."));
+        Ok(Store::spawn_writer(connection, folder))
     }
 
     /// An in-memory database that runs work on the calling task, for tests and simulations on
@@ -158,10 +185,11 @@ impl Store {
         migrations::apply(&mut connection, Path::new(":memory:"))?;
         Ok(Store {
             backend: Backend::Inline(std::sync::Arc::new(std::sync::Mutex::new(connection))),
+            folder: Path::new(":memory:").into(),
         })
     }
 
-    fn spawn_writer(mut connection: Connection) -> Store {
+    fn spawn_writer(mut connection: Connection, folder: &Path) -> Store {
         let (sender, mut receiver) = mpsc::unbounded_channel::<Job>();
         std::thread::Builder::new()
             .name("lull-store".into())
@@ -185,6 +213,7 @@ impl Store {
             .expect("spawning the database thread");
         Store {
             backend: Backend::Thread(sender),
+            folder: folder.into(),
         }
     }
 
@@ -200,7 +229,7 @@ impl Store {
             Backend::Thread(sender) => sender,
             Backend::Inline(connection) => {
                 let mut connection = connection.lock().map_err(|_| StoreError::Closed)?;
-                return work(&mut connection);
+                return work(&mut connection).map_err(|err| err.naming_full_disk(&self.folder));
             }
         };
         let (reply, answer) = oneshot::channel();
@@ -208,7 +237,8 @@ impl Store {
             let _ = reply.send(work(connection));
         });
         sender.send(job).map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+        let answer = answer.await.map_err(|_| StoreError::Closed)?;
+        answer.map_err(|err| err.naming_full_disk(&self.folder))
     }
 
     /// Waits for all work already sent to finish (the queue is first-in, first-out).
@@ -258,6 +288,28 @@ pub fn encode_json<T: serde::Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_names_the_folder_and_other_errors_stay_as_they_are() {
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        let named = StoreError::from(full).naming_full_disk(Path::new("/data/lull"));
+        assert!(matches!(&named, StoreError::Full { folder } if folder == Path::new("/data/lull")));
+        assert!(
+            named
+                .to_string()
+                .contains("/data/lull is full: free some space"),
+            "{named}"
+        );
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        );
+        let kept = StoreError::from(busy).naming_full_disk(Path::new("/data/lull"));
+        assert!(matches!(kept, StoreError::Sqlite(_)), "{kept:?}");
+    }
 
     /// The writer turned SQLite's own checkpoints off; its own must keep the WAL from growing
     /// without bound, even under load with no idle moment.

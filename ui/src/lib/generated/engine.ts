@@ -3,7 +3,7 @@
 // Errors (every API and window command failure)
 
 /** Why a request did not get its answer, as a program reads it (`snake_case` on the wire). */
-export type ErrorCode = "malformed_json" | "invalid_body" | "unsupported_media_type" | "body_too_large" | "invalid_query" | "bad_request" | "not_found" | "method_not_allowed" | "unauthorized" | "host_not_allowed" | "origin_not_allowed" | "invalid_request" | "conflict" | "approval_refused" | "job_not_resumable" | "job_not_promotable" | "checkpoint_missing" | "checkpoint_chain_broken" | "dataset_changed" | "no_data" | "shutting_down" | "internal" | "engine_unavailable" | "engine_starting" | "autostart_failed";
+export type ErrorCode = "malformed_json" | "invalid_body" | "unsupported_media_type" | "body_too_large" | "invalid_query" | "bad_request" | "not_found" | "method_not_allowed" | "unauthorized" | "host_not_allowed" | "origin_not_allowed" | "invalid_request" | "conflict" | "approval_refused" | "job_not_resumable" | "job_not_promotable" | "checkpoint_missing" | "checkpoint_chain_broken" | "dataset_changed" | "no_data" | "shutting_down" | "storage_full" | "internal" | "engine_unavailable" | "engine_starting" | "autostart_failed";
 
 /** The body of every error answer: `{"error": {"code", "message"}}`. */
 export type ErrorBody = {
@@ -749,4 +749,4 @@ export type TurnLease = {
   lease_id: string, };
 
 /** Every error code, in the order of the Rust enum. */
-export const ERROR_CODES: readonly ErrorCode[] = ["malformed_json", "invalid_body", "unsupported_media_type", "body_too_large", "invalid_query", "bad_request", "not_found", "method_not_allowed", "unauthorized", "host_not_allowed", "origin_not_allowed", "invalid_request", "conflict", "approval_refused", "job_not_resumable", "job_not_promotable", "checkpoint_missing", "checkpoint_chain_broken", "dataset_changed", "no_data", "shutting_down", "internal", "engine_unavailable", "engine_starting", "autostart_failed"];
+export const ERROR_CODES: readonly ErrorCode[] = ["malformed_json", "invalid_body", "unsupported_media_type", "body_too_large", "invalid_query", "bad_request", "not_found", "method_not_allowed", "unauthorized", "host_not_allowed", "origin_not_allowed", "invalid_request", "conflict", "approval_refused", "job_not_resumable", "job_not_promotable", "checkpoint_missing", "checkpoint_chain_broken", "dataset_changed", "no_data", "shutting_down", "storage_full", "internal", "engine_unavailable", "engine_starting", "autostart_failed"];
