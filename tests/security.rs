@@ -712,9 +712,9 @@ fn mode_of(path: &Path) -> u32 {
 
 /// What a running engine keeps on disk — the data folder, the token, the database with its
 /// `-wal` and `-shm`, the logs — opens to nobody but the person: on a shared machine another
-/// user must not read the transcripts or take the token. The log files are private too, in
-/// folders only the person can enter. A first start creates all this private, rather than creating it open and
-/// then warning that it was open.
+/// user must not read the transcripts or take the token. The log files are private too, in a
+/// folder only the person can enter. A first start creates all this private, rather than
+/// creating it open and then warning that it was open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_lull_serve_keeps_on_disk_is_private_to_the_person() {
     let dir = tempfile::tempdir().unwrap();
