@@ -18,9 +18,9 @@
 
 #[path = "common/offline.rs"]
 mod offline;
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +38,7 @@ use lull::llm::ChatMessage;
 use lull::routing::Outcome;
 use lull::store::Store;
 use lull::Engine;
+use snapshot::{differences, settled_snapshot, snapshot};
 
 const TOKEN: &str = "test-token";
 const HOST: &str = "127.0.0.1:7707";
@@ -187,151 +188,6 @@ async fn seed() -> Seeded {
         route_id: route.route_id,
         route_skill: route.ranked[0].skill.clone(),
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// What must not change: the database's rows, the data folder's files, the live turns.
-
-#[derive(Debug, PartialEq)]
-struct Snapshot {
-    /// Every table's rows, each row its columns' values, sorted.
-    rows: BTreeMap<String, Vec<String>>,
-    /// Every file and folder under the data folder but the SQLite files and the logs: its mode
-    /// and its bytes (a folder's are empty, a link's are its target).
-    files: BTreeMap<PathBuf, (u32, Vec<u8>)>,
-    live_turns: usize,
-}
-
-impl Seeded {
-    async fn snapshot(&self) -> Snapshot {
-        let rows = self
-            .store
-            .call(|c| {
-                let tables: Vec<String> = c
-                    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
-                    .query_map([], |row| row.get(0))?
-                    .collect::<Result<_, _>>()?;
-                let mut rows = BTreeMap::new();
-                for table in tables {
-                    let mut statement = c.prepare(&format!("SELECT * FROM \"{table}\""))?;
-                    let columns = statement.column_count();
-                    let mut listed: Vec<String> = statement
-                        .query_map([], |row| {
-                            (0..columns)
-                                .map(|i| row.get::<_, rusqlite::types::Value>(i))
-                                .map(|value| value.map(|value| format!("{value:?}")))
-                                .collect::<Result<Vec<_>, _>>()
-                                .map(|values| values.join(" | "))
-                        })?
-                        .collect::<Result<_, _>>()?;
-                    listed.sort();
-                    rows.insert(table, listed);
-                }
-                Ok(rows)
-            })
-            .await
-            .unwrap();
-        let data_dir = &self.engine.paths().data_dir;
-        let mut files = BTreeMap::new();
-        walk(data_dir, data_dir, &mut files);
-        Snapshot {
-            rows,
-            files,
-            live_turns: self.engine.status().await.unwrap().live_turns,
-        }
-    }
-
-    /// A snapshot once background work from the seeding (the skills watcher, the job's end)
-    /// has settled: two in a row, a moment apart, are equal.
-    async fn settled_snapshot(&self) -> Snapshot {
-        let mut last = self.snapshot().await;
-        for _ in 0..50 {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            let next = self.snapshot().await;
-            if next == last {
-                return next;
-            }
-            last = next;
-        }
-        panic!(
-            "the seeded engine never stopped changing: {:?}",
-            last.rows.keys()
-        );
-    }
-}
-
-fn walk(root: &Path, folder: &Path, files: &mut BTreeMap<PathBuf, (u32, Vec<u8>)>) {
-    use std::os::unix::fs::PermissionsExt;
-    for entry in std::fs::read_dir(folder).unwrap() {
-        let path = entry.unwrap().path();
-        let relative = path.strip_prefix(root).unwrap().to_path_buf();
-        let name = relative.to_string_lossy();
-        if name == "logs" || name.starts_with("lull.db") {
-            continue;
-        }
-        let metadata = std::fs::symlink_metadata(&path).unwrap();
-        let mode = metadata.permissions().mode();
-        let bytes = if metadata.is_symlink() {
-            std::fs::read_link(&path)
-                .unwrap()
-                .into_os_string()
-                .into_encoded_bytes()
-        } else if metadata.is_dir() {
-            walk(root, &path, files);
-            Vec::new()
-        } else {
-            std::fs::read(&path).unwrap()
-        };
-        files.insert(relative, (mode, bytes));
-    }
-}
-
-/// What differs between two snapshots, one line per table, file or count.
-fn differences(before: &Snapshot, after: &Snapshot) -> Vec<String> {
-    let mut found = Vec::new();
-    let tables: std::collections::BTreeSet<_> =
-        before.rows.keys().chain(after.rows.keys()).collect();
-    for table in tables {
-        let (old, new) = (before.rows.get(table), after.rows.get(table));
-        if old != new {
-            let changed = new
-                .into_iter()
-                .flatten()
-                .find(|row| !old.is_some_and(|old| old.contains(row)));
-            let changed: Option<String> = changed.map(|row| row.chars().take(300).collect());
-            found.push(format!(
-                "table {table}: {} rows, now {} (e.g. {changed:?})",
-                old.map_or(0, Vec::len),
-                new.map_or(0, Vec::len)
-            ));
-        }
-    }
-    let paths: std::collections::BTreeSet<_> =
-        before.files.keys().chain(after.files.keys()).collect();
-    for path in paths {
-        let (old, new) = (before.files.get(path), after.files.get(path));
-        if old != new {
-            let mode = |entry: Option<&(u32, Vec<u8>)>| entry.map(|(mode, _)| format!("{mode:o}"));
-            found.push(format!(
-                "file {}: mode {:?} → {:?}, contents {}",
-                path.display(),
-                mode(old),
-                mode(new),
-                if old.map(|e| &e.1) == new.map(|e| &e.1) {
-                    "the same"
-                } else {
-                    "changed"
-                }
-            ));
-        }
-    }
-    if before.live_turns != after.live_turns {
-        found.push(format!(
-            "live turns: {} → {}",
-            before.live_turns, after.live_turns
-        ));
-    }
-    found
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1613,8 +1469,8 @@ async fn every_route_refuses_hostile_input_and_changes_nothing() {
     let routes = routes(&seed);
     let cases = all_cases(&routes);
 
-    let start = seed.settled_snapshot().await;
-    let mut before = seed.snapshot().await;
+    let start = settled_snapshot(&seed.engine, &seed.store).await;
+    let mut before = snapshot(&seed.engine, &seed.store).await;
     let mut failures = Vec::new();
     let mut changed = 0;
     for case in &cases {
@@ -1627,7 +1483,7 @@ async fn every_route_refuses_hostile_input_and_changes_nothing() {
             }
             Err(why) => failures.push(format!("{label}: {why}")),
         }
-        let after = seed.snapshot().await;
+        let after = snapshot(&seed.engine, &seed.store).await;
         let found = differences(&before, &after);
         if !found.is_empty() {
             changed += 1;
@@ -1638,7 +1494,7 @@ async fn every_route_refuses_hostile_input_and_changes_nothing() {
     // Work a case started in the background shows up a moment later, and a change must not
     // hide behind a later case that undid it.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let end = seed.snapshot().await;
+    let end = snapshot(&seed.engine, &seed.store).await;
     for found in differences(&before, &end) {
         failures.push(format!("after the last case: {found}"));
     }

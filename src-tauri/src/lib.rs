@@ -29,6 +29,8 @@ mod drafts;
 mod engine_tests;
 mod error;
 mod events;
+#[cfg(test)]
+mod ipc_hostile_tests;
 mod jobs;
 mod launch;
 mod link;
@@ -52,6 +54,44 @@ include!("command_names.rs");
 
 /// The event follower's task, aborted when the app exits.
 struct Follower(Mutex<Option<JoinHandle<()>>>);
+
+/// Every command the window's UI may invoke, grouped by domain. Every name here must be in
+/// `COMMAND_NAMES` (src/command_names.rs) and granted in capabilities/, and the UI must call
+/// exactly these (ui/src/lib/backend.ts); the tests below check all three. The hostile-input
+/// tests (`ipc_hostile_tests`) invoke them through this very handler.
+fn commands<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        // About the app: version and build facts.
+        about::commands::app_version,
+        // The engine's status (Overview, header, badges) and whether it is reachable.
+        status::commands::engine_status,
+        status::commands::host_state,
+        // Reviews: the queue, run now, drop.
+        reviews::commands::list_reviews,
+        reviews::commands::run_review_now,
+        reviews::commands::drop_review,
+        // Drafts: read, edit, dismiss a finding, approve or reject.
+        drafts::commands::list_drafts,
+        drafts::commands::get_draft,
+        drafts::commands::approve_draft,
+        drafts::commands::reject_draft,
+        drafts::commands::edit_draft,
+        drafts::commands::dismiss_finding,
+        // Training jobs: start, follow, cancel, resume, promote.
+        jobs::commands::start_job,
+        jobs::commands::list_jobs,
+        jobs::commands::get_job,
+        jobs::commands::cancel_job,
+        jobs::commands::resume_job,
+        jobs::commands::promote_job,
+        // Settings: defer mode, pause, reviews on or off.
+        settings::commands::get_settings,
+        settings::commands::update_settings,
+        // Start at login: the tray's XDG autostart entry.
+        autostart::commands::get_autostart,
+        autostart::commands::set_autostart,
+    ]
+}
 
 /// Builds and runs the window until it closes. Returns an error only when it cannot start.
 pub fn run() -> anyhow::Result<()> {
@@ -83,40 +123,7 @@ pub fn run() -> anyhow::Result<()> {
         .manage(engine.clone())
         .manage(HostCell::default())
         .manage(Follower(Mutex::new(None)))
-        // Commands, grouped by domain. Every name here must be in `COMMAND_NAMES`
-        // (src/command_names.rs) and granted in capabilities/, and the UI must call exactly
-        // these (ui/src/lib/backend.ts); the tests below check all three.
-        .invoke_handler(tauri::generate_handler![
-            // About the app: version and build facts.
-            about::commands::app_version,
-            // The engine's status (Overview, header, badges) and whether it is reachable.
-            status::commands::engine_status,
-            status::commands::host_state,
-            // Reviews: the queue, run now, drop.
-            reviews::commands::list_reviews,
-            reviews::commands::run_review_now,
-            reviews::commands::drop_review,
-            // Drafts: read, edit, dismiss a finding, approve or reject.
-            drafts::commands::list_drafts,
-            drafts::commands::get_draft,
-            drafts::commands::approve_draft,
-            drafts::commands::reject_draft,
-            drafts::commands::edit_draft,
-            drafts::commands::dismiss_finding,
-            // Training jobs: start, follow, cancel, resume, promote.
-            jobs::commands::start_job,
-            jobs::commands::list_jobs,
-            jobs::commands::get_job,
-            jobs::commands::cancel_job,
-            jobs::commands::resume_job,
-            jobs::commands::promote_job,
-            // Settings: defer mode, pause, reviews on or off.
-            settings::commands::get_settings,
-            settings::commands::update_settings,
-            // Start at login: the tray's XDG autostart entry.
-            autostart::commands::get_autostart,
-            autostart::commands::set_autostart,
-        ])
+        .invoke_handler(commands())
         .setup(move |app| {
             window::open(app.handle(), view.as_deref())?;
             let follower = events::follow(engine, engine_error, app.handle().clone());

@@ -24,6 +24,11 @@ const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'~');
 
+/// The most characters an id or a filter may have: far more than any Lull makes (ids are
+/// UUIDs, filters one word), and far under the request line the API's HTTP server reads (a
+/// longer one is cut off with the connection, which the client would take for an engine gone).
+const MAX_VALUE_CHARS: usize = 1024;
+
 /// The link to the engine of one data folder; Tauri managed state, shared with the events task.
 #[derive(Clone)]
 pub struct EngineLink {
@@ -136,20 +141,41 @@ pub fn segment(value: &str) -> Result<String, ClientError> {
             message: format!("`{value}` names nothing: an id is never empty, `.` or `..`"),
         });
     }
+    let chars = value.chars().count();
+    if chars > MAX_VALUE_CHARS {
+        return Err(ClientError::Refused {
+            status: 404,
+            code: ErrorCode::NotFound,
+            message: format!(
+                "an id of {chars} characters names nothing: ids have at most {MAX_VALUE_CHARS}"
+            ),
+        });
+    }
     Ok(utf8_percent_encode(value, ENCODED).to_string())
 }
 
 /// `path`, with `?status=<value>` when a status filter is given.
-pub fn with_status(path: &str, status: Option<&str>) -> String {
+pub fn with_status(path: &str, status: Option<&str>) -> Result<String, ClientError> {
     match status {
-        Some(status) => format!("{path}?status={}", query_value(status)),
-        None => path.to_owned(),
+        Some(status) => Ok(format!("{path}?status={}", query_value(status)?)),
+        None => Ok(path.to_owned()),
     }
 }
 
 /// `value` as one query-string value: percent-encoded, so `&` or `#` cannot add a parameter.
-pub fn query_value(value: &str) -> String {
-    utf8_percent_encode(value, ENCODED).to_string()
+pub fn query_value(value: &str) -> Result<String, ClientError> {
+    let chars = value.chars().count();
+    if chars > MAX_VALUE_CHARS {
+        return Err(ClientError::Refused {
+            status: 400,
+            code: ErrorCode::InvalidQuery,
+            message: format!(
+                "a filter of {chars} characters matches nothing: filters have at most \
+                 {MAX_VALUE_CHARS}"
+            ),
+        });
+    }
+    Ok(utf8_percent_encode(value, ENCODED).to_string())
 }
 
 #[cfg(test)]
@@ -169,7 +195,9 @@ mod tests {
         assert_eq!(segment("..\\..").unwrap(), "..%5C..");
         assert_eq!(segment("tool\0").unwrap(), "tool%00");
         assert_eq!(segment("\u{202e}").unwrap(), "%E2%80%AE");
-        for refused in ["", ".", ".."] {
+        let longest = "d".repeat(MAX_VALUE_CHARS);
+        assert_eq!(segment(&longest).unwrap(), longest);
+        for refused in ["", ".", "..", &format!("{longest}d")] {
             let error = segment(refused).unwrap_err();
             assert_eq!(error.code(), ErrorCode::NotFound, "{refused:?}");
         }
@@ -177,14 +205,17 @@ mod tests {
 
     #[test]
     fn a_status_filter_is_one_query_value() {
-        assert_eq!(with_status("/v1/reviews", None), "/v1/reviews");
+        assert_eq!(with_status("/v1/reviews", None).unwrap(), "/v1/reviews");
         assert_eq!(
-            with_status("/v1/reviews", Some("queued")),
+            with_status("/v1/reviews", Some("queued")).unwrap(),
             "/v1/reviews?status=queued"
         );
         assert_eq!(
-            with_status("/v1/drafts", Some("a&status=b")),
+            with_status("/v1/drafts", Some("a&status=b")).unwrap(),
             "/v1/drafts?status=a%26status%3Db"
         );
+        let long = "q".repeat(MAX_VALUE_CHARS + 1);
+        let error = with_status("/v1/drafts", Some(&long)).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::InvalidQuery);
     }
 }

@@ -48,6 +48,19 @@ pub enum SkillError {
     /// The file is not UTF-8 text.
     #[error("SKILL.md is not UTF-8 text")]
     NotUtf8,
+    /// The text holds a control character (other than tab and line ends), which terminals and
+    /// editors show as nothing or act on, and C tools take for the end of the text: what
+    /// follows it could hide from the person who approves it.
+    #[error(
+        "SKILL.md holds the control character U+{code:04X} on line {line}: a skill is plain \
+         text; remove it"
+    )]
+    ControlCharacter {
+        /// The character's code point.
+        code: u32,
+        /// Its line, from 1.
+        line: usize,
+    },
     /// The file does not open with a `---` line.
     #[error("SKILL.md has no YAML front matter: its first line must be `---`")]
     NoFrontMatter,
@@ -120,6 +133,16 @@ pub fn validate_skill_name(name: &str) -> Result<(), SkillError> {
 /// caller to fill in), checking every rule of the convention.
 pub fn parse_skill_md(text: &str, folder: &str) -> Result<Skill, SkillError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some((line, c)) = text.lines().enumerate().find_map(|(n, line)| {
+        line.chars()
+            .find(|&c| is_hidden_control(c))
+            .map(|c| (n + 1, c))
+    }) {
+        return Err(SkillError::ControlCharacter {
+            code: c as u32,
+            line,
+        });
+    }
     let (front_matter, body) = split_front_matter(text)?;
     let mut keys = parse_front_matter(front_matter)?;
 
@@ -151,6 +174,11 @@ pub fn parse_skill_md(text: &str, folder: &str) -> Result<Skill, SkillError> {
         body: body.to_owned(),
         path: PathBuf::new(),
     })
+}
+
+/// A control character other than tab and the line ends (`\r` stays for CRLF files).
+fn is_hidden_control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
 }
 
 /// Splits `---\n<yaml>\n---\n<body>`; the closing line may also be `...` (YAML's end marker).
@@ -242,6 +270,25 @@ mod tests {
     fn accepts_bom_crlf_and_the_yaml_end_marker() {
         let skill = parse("\u{feff}---\r\nname: deploy\r\ndescription: x\r\n...\r\nbody").unwrap();
         assert_eq!(skill.body, "body");
+    }
+
+    #[test]
+    fn a_control_character_is_refused_with_its_line_and_tabs_and_crlf_are_kept() {
+        let text = |body: &str| format!("---\nname: deploy\ndescription: x\n---\n{body}\n");
+        for (c, code) in [
+            ('\u{0}', "U+0000"),
+            ('\u{1b}', "U+001B"),
+            ('\u{7f}', "U+007F"),
+            ('\u{85}', "U+0085"),
+        ] {
+            let err = parse(&text(&format!("Run{c}it."))).unwrap_err();
+            assert!(
+                matches!(err, SkillError::ControlCharacter { line: 5, .. }),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains(code), "{err}");
+        }
+        assert!(parse(&text("\tindented\r")).is_ok());
     }
 
     #[test]

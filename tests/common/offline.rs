@@ -2,6 +2,8 @@
 //! stored in its database the way the draft worker would store them, for the API tests that
 //! need drafts without running a model.
 
+#![allow(dead_code)] // each test crate uses its own part of it
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -22,6 +24,8 @@ pub async fn offline_engine(dir: &Path) -> (Engine, Store) {
     let mut config = Config::default();
     config.server.state_file = dir.join("no-supervisor/server.json");
     config.learning.max_drafts_per_run = 0;
+    // A free port, should a test serve its API (`lull::api::serve`).
+    config.api.listen = "127.0.0.1:0".into();
     let paths = Paths {
         data_dir: dir.join("data"),
         config_file: dir.join("config.toml"),

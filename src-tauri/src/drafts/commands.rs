@@ -16,7 +16,7 @@ pub async fn list_drafts(
     engine: State<'_, EngineLink>,
     status: Option<String>,
 ) -> Result<Value, CommandError> {
-    let path = with_status("/v1/drafts", status.as_deref());
+    let path = with_status("/v1/drafts", status.as_deref())?;
     Ok(engine.get_list(&path, "drafts").await?)
 }
 

@@ -12,7 +12,7 @@ pub async fn list_reviews(
     engine: State<'_, EngineLink>,
     status: Option<String>,
 ) -> Result<Value, CommandError> {
-    let path = with_status("/v1/reviews", status.as_deref());
+    let path = with_status("/v1/reviews", status.as_deref())?;
     Ok(engine.get_list(&path, "reviews").await?)
 }
 
