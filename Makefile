@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e lint screenshots package package-test footprint fuzz
+.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e test-fuzz lint screenshots package package-test footprint fuzz
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -26,9 +26,9 @@ run: ui
 	fi
 
 ## Every check CI runs: format, lints, Rust tests (with the real llama-server), UI, agent client,
-## the desktop app driven under Xvfb, every click in its window (WebDriver), and the .deb installed
-## into a temp root (debug builds; about 20 s warm).
-test: ui lint test-rust test-ui test-python test-desktop test-e2e package-test
+## the desktop app driven under Xvfb, every click in its window (WebDriver), the .deb installed
+## into a temp root (debug builds; about 20 s warm), and a short fuzzing run of every target.
+test: ui lint test-rust test-ui test-python test-desktop test-e2e package-test test-fuzz
 
 lint:
 	$(CARGO) fmt --all --check
@@ -88,11 +88,16 @@ package-test: ui
 footprint: ui
 	CARGO="$(CARGO)" scripts/footprint/run.sh
 
-## Coverage-guided fuzzing of every parser of outside input (cargo-fuzz on nightly; FUZZ_SECONDS
-## per target, default 120). `make test` replays the saved corpus on stable (fuzz/tests/corpus.rs).
+## Coverage-guided fuzzing (libFuzzer, on stable) of every parser of outside input, FUZZ_SECONDS
+## per target. `make test` runs each for FUZZ_TEST_SECONDS, and replays the saved corpus (with
+## every crash found so far) in fuzz/tests/corpus.rs.
 FUZZ_SECONDS ?= 120
+FUZZ_TEST_SECONDS ?= 10
 fuzz: deps
 	scripts/fuzz/run.sh $(FUZZ_SECONDS)
+
+test-fuzz: deps
+	scripts/fuzz/run.sh $(FUZZ_TEST_SECONDS)
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps footprint

@@ -265,7 +265,8 @@ struct RawFinding {
     message: String,
 }
 
-/// `text` cut to a readable length, invisible characters spelled out.
+/// `text` cut to a readable length, invisible and control characters spelled out (a NUL or an
+/// escape sequence in an excerpt would hide or restyle what a person reads next to it).
 fn excerpt(text: &str) -> String {
     const MAX_EXCERPT_CHARS: usize = 120;
     let mut out = String::new();
@@ -274,7 +275,7 @@ fn excerpt(text: &str) -> String {
             out.push('…');
             break;
         }
-        if unicode::is_invisible(c) {
+        if unicode::is_invisible(c) || c.is_control() {
             out += &format!("<U+{:04X}>", c as u32);
         } else {
             out.push(c);
