@@ -47,8 +47,9 @@ pub const MAX_SNAPSHOT_AHEAD_MS: i64 = 10 * 60 * 1000;
 /// last one known: a hung or slow server must not make the API slow (a probe may take seconds).
 pub const STATUS_READING_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Refuses a `session_key` that is empty or blank, or longer than [`MAX_SESSION_KEY_CHARS`]:
-/// the same rule for a live turn and a review of the session.
+/// Refuses a `session_key` that is empty or blank, longer than [`MAX_SESSION_KEY_CHARS`], or
+/// holds a control character (a line break in a key would forge a line of the log, where keys
+/// are written): the same rule for a live turn and a review of the session.
 pub fn check_session_key(session_key: &str) -> Result<(), EngineError> {
     if session_key.trim().is_empty() {
         return Err(EngineError::Invalid("session_key must not be empty".into()));
@@ -56,6 +57,12 @@ pub fn check_session_key(session_key: &str) -> Result<(), EngineError> {
     if session_key.chars().count() > MAX_SESSION_KEY_CHARS {
         return Err(EngineError::Invalid(format!(
             "session_key is longer than {MAX_SESSION_KEY_CHARS} characters; send a short id of the session"
+        )));
+    }
+    if let Some(c) = session_key.chars().find(|c| c.is_control()) {
+        return Err(EngineError::Invalid(format!(
+            "session_key holds a control character (U+{:04X}); send a plain id of the session",
+            c as u32
         )));
     }
     Ok(())

@@ -418,6 +418,11 @@ fn routes(seed: &Seeded) -> Vec<Route> {
             json!({"session_key": huge}),
             unprocessable,
         ),
+        invalid_body(
+            "a session_key with a line break",
+            json!({"session_key": "chat-42\nINFO forged"}),
+            unprocessable,
+        ),
     ];
 
     let mut turn_finish = with_body(
@@ -471,6 +476,11 @@ fn routes(seed: &Seeded) -> Vec<Route> {
         invalid_body(
             "a 3 MiB session_key",
             review_with("session_key", json!(huge)),
+            unprocessable,
+        ),
+        invalid_body(
+            "a session_key with an escape",
+            review_with("session_key", json!("chat-42\u{1b}[2J")),
             unprocessable,
         ),
         invalid_body(

@@ -19,10 +19,13 @@
 //!
 //! - every API call was answered as the API says, and the p99 of their latencies is under
 //!   [`API_P99_BOUND`] (the maximum is printed too);
-//! - every learning request (a chat completion or a `/completion`, the requests that take a
-//!   slot) came at most [`DISPATCH_GRACE`] after a `/slots` answer that showed no slot of the
-//!   person's busy, and none came inside a reported live turn (past the same grace after the
-//!   engine acknowledged it): nothing dispatches into a busy server;
+//! - no learning request (a chat completion, a `/completion`, or the `/apply-template` and
+//!   `/tokenize` that open a prompt read in steps) came into a turn of the person's more than
+//!   [`REACTION`] after the engine could know of it: from the agent's report, or from the first
+//!   `/slots` answer that showed the slot busy (and came back within the probe's timeout).
+//!   Nothing dispatches into a busy server, and what runs when a turn starts is dropped at once.
+//!   How long after an idle `/slots` answer a learning request came at worst is printed too;
+//!   with `/slots` slow or broken the engine keeps going on what it last saw;
 //! - once left alone, every acknowledged review ends `done`, or `failed` with its reason, itself
 //!   or through the newer snapshot of its session it was coalesced into; no learning work stays
 //!   open; every approval's SKILL.md is on disk as approved, and nothing else was written;
@@ -54,7 +57,7 @@ use serde_json::{json, Value};
 
 use daemon::{request, Daemon};
 use learner::{Learner, LEARNED_SKILLS};
-use lull::server::READING_CACHE_TTL;
+use lull::server::{PROBE_REQUEST_TIMEOUT, READING_CACHE_TTL};
 use lull_stand_in::{Endpoint, Fault, StandIn, StandInConfig};
 
 /// Seconds of storm in the default run; `LULL_CHAOS_SECONDS` sets another.
@@ -68,11 +71,11 @@ const STORM_GAP_MS: std::ops::Range<u64> = 10..120;
 /// The p99 of the API's answers during the storm must stay under this. The API answers from the
 /// database and the engine's last reading of the server; no call waits on the server.
 const API_P99_BOUND: Duration = Duration::from_millis(250);
-/// How long after a `/slots` answer showing the person's slots free a learning request may
-/// still arrive: the probe's reading cache, plus the time from the gate's verdict to the
-/// request on a loaded two-core machine.
-const DISPATCH_GRACE: Duration =
-    Duration::from_millis(READING_CACHE_TTL.as_millis() as u64 + 1_500);
+/// How long after the engine could know of the person's turn a learning request may still
+/// arrive: the probe's reading cache, and the time a running stream takes to be seen stalled
+/// (~0.5 s, the way the dispatcher notices a client it was not told of) and dropped, on a
+/// loaded two-core machine. A new dispatch into the turn would come at any time in it.
+const REACTION: Duration = Duration::from_millis(READING_CACHE_TTL.as_millis() as u64 + 1_250);
 /// How long the queue may take to drain once the storm is over: a review that failed twice
 /// waits out its back-off (5 s, then 10 s) before its last attempt.
 const DRAIN_LIMIT: Duration = Duration::from_secs(120);
@@ -133,8 +136,8 @@ fn the_engine_keeps_answering_and_accounts_for_every_review_through_a_storm_of_f
 
     let mut violations = ledger.errors.clone();
     violations.extend(check_latency(&ledger));
-    let (dispatches, staleness) = check_dispatches(&server, &turns.into_inner().unwrap());
-    violations.extend(staleness.violations);
+    let dispatches = check_dispatches(&server, &turns.into_inner().unwrap());
+    violations.extend(dispatches.violations.iter().cloned());
     let reviews = check_reviews(&data, &ledger);
     violations.extend(reviews.violations);
     violations.extend(check_skills(&data, &api, &ledger));
@@ -149,7 +152,8 @@ fn the_engine_keeps_answering_and_accounts_for_every_review_through_a_storm_of_f
     let (slowest_call, max) = &ledger.slowest;
     println!(
         "chaos: {seconds} s, seed {seed}: {} faults injected ({}), {} API calls (p99 {:.1} ms, \
-         max {:.1} ms, {slowest_call}), {} learning requests (latest {:.0} ms after an idle /slots answer), \
+         max {:.1} ms, {slowest_call}), {} learning requests (the latest {:.0} ms after an idle \
+         /slots answer; into a turn at most {:.0} ms after the engine could know of it), \
          {} reviews acknowledged ({} done, {} failed with a reason), {} drafts approved, \
          drained in {:.1} s, {} invariant violations",
         faults.values().sum::<u64>(),
@@ -161,8 +165,9 @@ fn the_engine_keeps_answering_and_accounts_for_every_review_through_a_storm_of_f
         ledger.latencies.len(),
         p99.as_secs_f64() * 1e3,
         max.as_secs_f64() * 1e3,
-        dispatches,
-        staleness.worst.as_secs_f64() * 1e3,
+        dispatches.learning,
+        dispatches.stalest.as_secs_f64() * 1e3,
+        dispatches.slowest_reaction.as_secs_f64() * 1e3,
         ledger.acknowledged.len(),
         reviews.done,
         reviews.failed,
@@ -331,14 +336,16 @@ fn run_client(api: &Api, ledger: &Mutex<Ledger>, seed: u64, storming: &AtomicBoo
     }
 }
 
-/// A live turn the agent reported: from the engine's acknowledgement to the finish being sent.
+/// One of the person's turns: the slot held busy from `from` to `to`.
 struct TurnSpan {
     from: Instant,
     to: Instant,
+    /// When the engine acknowledged the agent's report of it (`/v1/turns/start`), if it did.
+    reported: Option<Instant>,
 }
 
 /// The person: their turns hold a slot of the server (flickers, and turns of seconds); about one
-/// in three the agent also reports through the API.
+/// in three the agent also reports through the API, just before.
 fn run_person(
     server: &StandIn,
     api: &Api,
@@ -364,11 +371,13 @@ fn run_person(
             let lease = answer.result.ok()?["lease_id"].as_str()?.to_string();
             Some((lease, Instant::now()))
         });
+        let reported = reported.flatten();
         server.set_busy(MODEL, 0, true);
+        let from = Instant::now();
         thread::sleep(Duration::from_millis(length));
-        if let Some(Some((lease, from))) = reported {
-            let to = Instant::now();
-            turns.lock().unwrap().push(TurnSpan { from, to });
+        // The turn ends as the agent says so: before the slot is free, a dispatch is still early.
+        let to = Instant::now();
+        if let Some((lease, _)) = &reported {
             let _ = api.call(
                 "POST",
                 "/v1/turns/finish",
@@ -377,6 +386,8 @@ fn run_person(
             );
         }
         server.set_busy(MODEL, 0, false);
+        let reported = reported.map(|(_, at)| at);
+        turns.lock().unwrap().push(TurnSpan { from, to, reported });
     }
     server.set_busy(MODEL, 0, false);
 }
@@ -611,63 +622,81 @@ fn check_latency(ledger: &Ledger) -> Vec<String> {
     found
 }
 
-/// The latest any learning request came after an idle `/slots` answer, and what broke the rule.
+/// What the dispatch check measured, and what broke the rule.
 #[derive(Default)]
-struct Staleness {
-    worst: Duration,
+struct Dispatches {
+    /// Requests that take a slot or start one (chat completions, `/completion`, and the
+    /// `/apply-template` and `/tokenize` that open a prompt read in steps).
+    learning: usize,
+    /// The latest any of them came after a `/slots` answer showing the person's slot free.
+    stalest: Duration,
+    /// The longest a learning request still came after the engine could know of a turn.
+    slowest_reaction: Duration,
     violations: Vec<String>,
 }
 
-/// Every request that takes a slot must follow an idle `/slots` answer within the grace, and
-/// none may start inside a reported live turn; returns how many there were.
-fn check_dispatches(server: &StandIn, turns: &[TurnSpan]) -> (usize, Staleness) {
-    let idle_answers: Vec<Instant> = server
-        .slots_answers()
-        .into_iter()
-        .filter(|answer| answer.forced_busy == 0)
-        .map(|answer| answer.at)
-        .collect();
-    let learning: Vec<Instant> = server
+/// No learning request may come into a turn of the person's more than [`REACTION`] after the
+/// engine could know of it: from the agent's report, or from the first `/slots` answer that
+/// showed the slot busy and came back within the probe's timeout (a later one the engine gave up
+/// on). Age-outs cannot happen in this run, so there is no exception.
+fn check_dispatches(server: &StandIn, turns: &[TurnSpan]) -> Dispatches {
+    let answers = server.slots_answers();
+    let learning: Vec<(Instant, Endpoint)> = server
         .request_log()
         .into_iter()
         .filter(|record| {
             matches!(
                 record.endpoint,
-                Endpoint::ChatCompletions | Endpoint::Completion
+                Endpoint::ChatCompletions
+                    | Endpoint::Completion
+                    | Endpoint::Tokenize
+                    | Endpoint::ApplyTemplate
             )
         })
-        .map(|record| record.at)
+        .map(|record| (record.at, record.endpoint))
         .collect();
-    let mut staleness = Staleness::default();
-    for &at in &learning {
-        let last_idle = idle_answers.iter().rev().find(|&&answer| answer <= at);
-        match last_idle {
-            Some(&answer) => {
-                let since = at - answer;
-                staleness.worst = staleness.worst.max(since);
-                if since > DISPATCH_GRACE {
-                    staleness.violations.push(format!(
-                        "a learning request came {:.0} ms after the last /slots answer that \
-                         showed the person's slot free (grace {DISPATCH_GRACE:?})",
-                        since.as_secs_f64() * 1e3
-                    ));
-                }
-            }
-            None => staleness
-                .violations
-                .push("a learning request came before any idle /slots answer".into()),
-        }
-        if let Some(turn) = turns
+    let mut found = Dispatches {
+        learning: learning.len(),
+        ..Dispatches::default()
+    };
+    for &(at, endpoint) in &learning {
+        if let Some(idle) = answers
             .iter()
-            .find(|turn| at > turn.from + DISPATCH_GRACE && at < turn.to)
+            .rev()
+            .find(|answer| answer.forced_busy == 0 && answer.at <= at)
         {
-            staleness.violations.push(format!(
-                "a learning request came {:.0} ms into a live turn the agent reported",
-                (at - turn.from).as_secs_f64() * 1e3
+            found.stalest = found.stalest.max(at - idle.at);
+        }
+        let Some(turn) = turns.iter().find(|turn| turn.from <= at && at < turn.to) else {
+            continue;
+        };
+        let seen = answers
+            .iter()
+            .filter(|answer| answer.forced_busy > 0 && answer.at >= turn.from && answer.at <= at)
+            .filter(|answer| answer.at - answer.asked < PROBE_REQUEST_TIMEOUT)
+            .map(|answer| answer.at)
+            .chain(turn.reported)
+            .min();
+        let Some(seen) = seen else {
+            continue; // the engine could not know of this turn yet
+        };
+        let after = at.saturating_duration_since(seen);
+        found.slowest_reaction = found.slowest_reaction.max(after);
+        if after > REACTION {
+            found.violations.push(format!(
+                "a {endpoint:?} request came {:.0} ms into the person's turn, {:.0} ms after \
+                 the engine could know of it ({})",
+                (at - turn.from).as_secs_f64() * 1e3,
+                after.as_secs_f64() * 1e3,
+                if turn.reported.is_some() {
+                    "the agent reported it"
+                } else {
+                    "a /slots answer showed it"
+                }
             ));
         }
     }
-    (learning.len(), staleness)
+    found
 }
 
 struct ReviewAccount {

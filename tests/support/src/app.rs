@@ -17,7 +17,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -80,9 +80,15 @@ fn loading_model() -> Response {
     )
 }
 
+/// When a request arrived, before any injected slowness: what a handler logs as asked.
+#[derive(Debug, Clone, Copy)]
+struct Arrived(Instant);
+
 /// Counts the request, applies an injected fault, then the readiness and key checks, in the
 /// order llama-server's pre-routing handler uses (readiness before the key).
-async fn pre_routing(State(shared): State<AppState>, request: Request, next: Next) -> Response {
+async fn pre_routing(State(shared): State<AppState>, mut request: Request, next: Next) -> Response {
+    let arrived = Arrived(Instant::now());
+    request.extensions_mut().insert(arrived);
     let path = request.uri().path().to_owned();
     let endpoint = Endpoint::of_path(&path);
     let (fault, ready, api_key) = {
@@ -93,7 +99,7 @@ async fn pre_routing(State(shared): State<AppState>, request: Request, next: Nex
             path: path.clone(),
             query: request.uri().query().map(str::to_owned),
             endpoint,
-            at: Instant::now(),
+            at: arrived.0,
         });
         if let Some(log) = &mut inner.request_log {
             let unix_ms = SystemTime::now()
@@ -327,6 +333,7 @@ async fn props(
 
 async fn slots(
     State(shared): State<AppState>,
+    Extension(arrived): Extension<Arrived>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let mode = shared.lock().mode;
@@ -380,6 +387,7 @@ async fn slots(
         model,
         forced_busy: state.slots.iter().filter(|slot| slot.forced_busy).count(),
         in_flight: state.slots.iter().filter(|slot| slot.in_flight > 0).count(),
+        asked: arrived.0,
         at: Instant::now(),
     };
     inner.slots_answers.push(answer);

@@ -484,6 +484,8 @@ pub struct SlotsAnswer {
     pub forced_busy: usize,
     /// Slots a completion held.
     pub in_flight: usize,
+    /// When the request arrived (an injected slowness lies between the two).
+    pub asked: Instant,
     /// When the answer was sent.
     pub at: Instant,
 }

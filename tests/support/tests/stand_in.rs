@@ -1196,6 +1196,7 @@ async fn each_slots_answer_is_logged_with_the_busy_slots_it_reported() {
     );
     assert!(answers.iter().all(|answer| answer.model == "m"));
     assert!(answers[0].at <= answers[1].at);
+    assert!(answers.iter().all(|answer| answer.asked <= answer.at));
 }
 
 #[tokio::test]
