@@ -89,15 +89,15 @@ footprint: ui
 	CARGO="$(CARGO)" scripts/footprint/run.sh
 
 ## Coverage-guided fuzzing (libFuzzer, on stable) of every parser of outside input, FUZZ_SECONDS
-## per target. `make test` runs each for FUZZ_TEST_SECONDS, and replays the saved corpus (with
-## every crash found so far) in fuzz/tests/corpus.rs.
+## per target. `make test` runs each for FUZZ_TEST_SECONDS from a fixed seed, and replays the
+## saved corpus (with every crash found so far) in fuzz/tests/corpus.rs.
 FUZZ_SECONDS ?= 120
 FUZZ_TEST_SECONDS ?= 10
 fuzz: deps
 	scripts/fuzz/run.sh $(FUZZ_SECONDS)
 
 test-fuzz: deps
-	scripts/fuzz/run.sh $(FUZZ_TEST_SECONDS)
+	FUZZ_SEED=1 scripts/fuzz/run.sh $(FUZZ_TEST_SECONDS)
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
 bench: deps footprint

@@ -13,7 +13,9 @@
 # in fuzz/corpus/<target>/, so the repository never changes by itself. A crash stops the run
 # with libFuzzer's report and the input saved under fuzz/artifacts/<target>/: once fixed, copy
 # it into fuzz/corpus/<target>/ and fuzz/tests/corpus.rs replays it in `make test` from then on.
-# One summary line per target goes to stdout and to target/fuzz-results.txt.
+# One summary line per target goes to stdout and to target/fuzz-results.txt. FUZZ_SEED fixes
+# libFuzzer's seed, so a run repeats the same inputs in the same order, as far as time allows
+# (`make test` fixes it, so CI does not fail on a new input found by chance; `make fuzz` does not).
 set -euo pipefail
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }
@@ -48,7 +50,7 @@ for target in "${targets[@]}"; do
   out="$(mktemp)"
   log "$target: ${seconds} s"
   if ! "$bin/$target" "$scratch" -max_total_time="$seconds" -print_final_stats=1 \
-      -artifact_prefix="$artifacts/" >"$out" 2>&1; then
+      -artifact_prefix="$artifacts/" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} >"$out" 2>&1; then
     tail -n 40 "$out" >&2
     die "$target broke a promise; its input is in $artifacts/"
   fi
