@@ -72,4 +72,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BrokenPipeError:
+        # `rss … | head -n1` takes the total and closes the pipe: the rest is not wanted, and
+        # the flush at exit must not fail on it either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
