@@ -52,10 +52,9 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
-use daemon::{request, Daemon};
+use daemon::{integrity_check, read_only_db, request, serve_command, Daemon};
 use learner::{Learner, LEARNED_SKILLS};
 use lull::server::{PROBE_REQUEST_TIMEOUT, READING_CACHE_TTL};
 use lull_stand_in::{Endpoint, Fault, StandIn, StandInConfig};
@@ -192,15 +191,8 @@ fn env_number(name: &str) -> Option<u64> {
 }
 
 fn start_engine(data: &Path, state_file: &Path, log: &Path) -> Daemon {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lull"));
+    let mut command = serve_command(data, state_file);
     command
-        .args(["serve", "--data-dir"])
-        .arg(data)
-        .arg("--config")
-        .arg(data.join("none.toml"))
-        .env("LULL_API_LISTEN", "127.0.0.1:0")
-        .env("LULL_SERVER_STATE_FILE", state_file)
-        .env("LULL_SCHEDULER_SETTLE_S", "0")
         .env("LULL_SCHEDULER_SETTLE_AFTER_PREEMPTION_S", "0")
         // Open candidates are drafted within a second, not at the next five-minute pass.
         .env("LULL_LEARNING_INTERVAL_S", "1")
@@ -566,7 +558,7 @@ fn approve(api: &Api, ledger: &mut Ledger, id: &str) {
 fn drain(api: &Api, data: &Path) -> Duration {
     let started = Instant::now();
     loop {
-        let open: i64 = db(data)
+        let open: i64 = read_only_db(data)
             .query_row(
                 "SELECT (SELECT COUNT(*) FROM reviews WHERE status IN ('queued', 'running'))
                       + (SELECT COUNT(*) FROM learning_work WHERE status IN ('queued', 'running'))
@@ -587,14 +579,6 @@ fn drain(api: &Api, data: &Path) -> Duration {
         }
         thread::sleep(Duration::from_millis(100));
     }
-}
-
-fn db(data: &Path) -> Connection {
-    Connection::open_with_flags(
-        data.join("lull.db"),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .unwrap()
 }
 
 fn percentile(latencies: &[Duration], q: f64) -> Duration {
@@ -708,7 +692,7 @@ struct ReviewAccount {
 /// Every acknowledged snapshot ends `done` or `failed` with a reason, itself or through the
 /// newer snapshot of its session it was coalesced into.
 fn check_reviews(data: &Path, ledger: &Ledger) -> ReviewAccount {
-    let db = db(data);
+    let db = read_only_db(data);
     let mut account = ReviewAccount {
         done: 0,
         failed: 0,
@@ -773,27 +757,14 @@ fn check_skills(data: &Path, api: &Api, ledger: &Ledger) -> Vec<String> {
             found.push(format!("approved skill {skill} is not in GET /v1/skills"));
         }
     }
-    let on_disk: Vec<String> = std::fs::read_dir(&skills)
-        .map(|entries| {
-            entries
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    for name in on_disk {
+    for name in names_in(&skills) {
         if !latest.contains_key(name.as_str()) {
             found.push(format!(
                 "{name} is in the skills folder, but no approval wrote it"
             ));
         }
         let folder = skills.join(&name);
-        let files: Vec<String> = std::fs::read_dir(&folder)
-            .map(|entries| {
-                entries
-                    .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let files = names_in(&folder);
         if files != ["SKILL.md"] {
             found.push(format!(
                 "{} holds {files:?}, not one SKILL.md",
@@ -804,10 +775,19 @@ fn check_skills(data: &Path, api: &Api, ledger: &Ledger) -> Vec<String> {
     found
 }
 
+/// The names in `folder` (none when it is missing).
+fn names_in(folder: &Path) -> Vec<String> {
+    std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn check_store(data: &Path) -> Vec<String> {
-    let integrity: String = db(data)
-        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-        .unwrap();
+    let integrity = integrity_check(data);
     if integrity == "ok" {
         Vec::new()
     } else {

@@ -47,17 +47,16 @@ mod managed;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
 
-use daemon::{request, Daemon, Unanswered};
+use daemon::{read_only_db, request, serve_command, Daemon, Unanswered};
 use learner::{Learner, LEARNED_SKILLS};
 use lull::jobs::records::{receipt_digest, ReceiptKind};
 use lull::routing::HeadSnapshot;
@@ -302,27 +301,16 @@ impl Harness {
     fn start(&self) -> Daemon {
         // A killed engine leaves its api.json: wait for the new one.
         let _ = std::fs::remove_file(self.data.join("api.json"));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_lull"));
+        // No settle window: learning runs between the client's calls, so kills land in it.
+        let mut command = serve_command(&self.data, &self.state_file);
         command
-            .args(["serve", "--data-dir"])
-            .arg(&self.data)
-            .arg("--config")
-            .arg(self.data.join("none.toml"))
-            .env("LULL_API_LISTEN", "127.0.0.1:0")
-            .env("LULL_SERVER_STATE_FILE", &self.state_file)
-            // No settle window: learning runs between the client's calls, so kills land in it.
-            .env("LULL_SCHEDULER_SETTLE_S", "0")
             .env("LULL_SCHEDULER_SETTLE_AFTER_PREEMPTION_S", "0")
             .env("RUST_LOG", "error");
         Daemon::spawn(&mut command, &self.data, START_LIMIT)
     }
 
     fn db(&self) -> Connection {
-        Connection::open_with_flags(
-            self.data.join("lull.db"),
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .unwrap()
+        read_only_db(&self.data)
     }
 
     fn assert_held(&self, cycle: u64, violations: Vec<Violation>) {

@@ -9,6 +9,8 @@
 mod daemon;
 #[path = "common/offline.rs"]
 mod offline;
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,9 +19,10 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use daemon::{send, Daemon};
+use daemon::{integrity_check, send, serve_command, Daemon};
 use lull::drafts::records::DraftKind;
 use lull::store::Store;
+use snapshot::tree;
 
 /// The small disk's size: room for the database and a few transcripts.
 const DISK_SIZE: &str = "8m";
@@ -81,23 +84,6 @@ fn skill_md(name: &str) -> String {
     )
 }
 
-/// Every file under `root`, relative to it.
-fn tree(root: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).into_iter().flatten() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path.clone());
-            }
-            found.push(path.strip_prefix(root).unwrap().display().to_string());
-        }
-    }
-    found.sort();
-    found
-}
-
 struct Engine {
     daemon: Daemon,
 }
@@ -139,15 +125,8 @@ fn a_full_disk_refuses_writes_clearly_loses_nothing_and_the_engine_carries_on_wh
     };
     let data = disk.root.join("data");
     let skills = data.join("skills");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lull"));
-    command
-        .args(["serve", "--data-dir"])
-        .arg(&data)
-        .arg("--config")
-        .arg(dir.path().join("none.toml"))
-        .env("LULL_API_LISTEN", "127.0.0.1:0")
-        .env("LULL_SERVER_STATE_FILE", dir.path().join("none.json"))
-        .env("RUST_LOG", "warn");
+    let mut command = serve_command(&data, &dir.path().join("none.json"));
+    command.env("RUST_LOG", "warn");
     let log = std::fs::File::create(dir.path().join("engine.log")).unwrap();
     let engine = Engine {
         daemon: Daemon::spawn_with_stderr(&mut command, &data, Duration::from_secs(20), log.into()),
@@ -226,11 +205,7 @@ fn a_full_disk_refuses_writes_clearly_loses_nothing_and_the_engine_carries_on_wh
         );
     }
     drop(engine);
-    let connection = rusqlite::Connection::open(data.join("lull.db")).unwrap();
-    let check: String = connection
-        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
+    assert_eq!(integrity_check(&data), "ok");
     println!(
         "full disk: {} reviews acknowledged, the refusal came after {} large transcripts",
         acknowledged.len(),

@@ -9,7 +9,6 @@ mod daemon;
 mod managed;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -22,7 +21,7 @@ use lull::reviews::ReviewStatus;
 use lull::Engine;
 use lull_stand_in::{wait_until, Endpoint, PromptRead, StandIn, StandInConfig};
 
-use daemon::Daemon;
+use daemon::{serve_command, Daemon};
 use managed::{engine_beside, managed_stand_in, next_event, paths_in};
 
 /// A valid answer whose many words stream for a while at the stand-in's pace.
@@ -394,14 +393,7 @@ async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_who
 fn start_daemon(data: &Path, state_file: &Path) -> Daemon {
     let _ = std::fs::remove_file(data.join("api.json"));
     Daemon::spawn(
-        Command::new(env!("CARGO_BIN_EXE_lull"))
-            .args(["serve", "--data-dir"])
-            .arg(data)
-            .arg("--config")
-            .arg(data.join("none.toml"))
-            .env("LULL_API_LISTEN", "127.0.0.1:0")
-            .env("LULL_SERVER_STATE_FILE", state_file)
-            .env("LULL_SCHEDULER_SETTLE_S", "0"),
+        &mut serve_command(data, state_file),
         data,
         Duration::from_secs(10),
     )

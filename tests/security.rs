@@ -22,6 +22,8 @@ mod daemon;
 mod managed;
 #[path = "common/offline.rs"]
 mod offline;
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,7 @@ use lull::Engine;
 use lull_stand_in::{StandIn, StandInConfig};
 
 use daemon::{send, Daemon};
+use snapshot::tree;
 
 const HOST: &str = "127.0.0.1:7707";
 
@@ -381,23 +384,6 @@ async fn foreign_origins_and_their_preflights_are_refused_and_nothing_grants_cor
 
 // ---------------------------------------------------------------------------------------------
 // The skills writer and the skills folder.
-
-/// Every file and folder under `root`, relative to it, sorted.
-fn tree(root: &Path) -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, found: &mut Vec<String>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            found.push(path.strip_prefix(root).unwrap().display().to_string());
-            if path.is_dir() && !path.is_symlink() {
-                walk(root, &path, found);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(root, root, &mut found);
-    found.sort();
-    found
-}
 
 /// Names that would leave the skills folder, or pass for another folder's name: separators,
 /// absolute paths, NUL, look-alike dots and slashes, invisible and bidi characters. The

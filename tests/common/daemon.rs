@@ -16,6 +16,39 @@ pub struct Daemon {
     pub token: String,
 }
 
+/// `lull serve` on `data` (its configuration `none.toml` there, which need not exist) with the
+/// supervisor's state file at `state_file`, on a free loopback port, and no settle window: the
+/// command each test that runs the engine as a process starts from, adding its own settings.
+pub fn serve_command(data: &Path, state_file: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lull"));
+    command
+        .args(["serve", "--data-dir"])
+        .arg(data)
+        .arg("--config")
+        .arg(data.join("none.toml"))
+        .env("LULL_API_LISTEN", "127.0.0.1:0")
+        .env("LULL_SERVER_STATE_FILE", state_file)
+        .env("LULL_SCHEDULER_SETTLE_S", "0");
+    command
+}
+
+/// The database of the engine on `data`, read-only: a test looks without taking part, whether
+/// the engine runs or was killed.
+pub fn read_only_db(data: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(
+        data.join("lull.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .unwrap()
+}
+
+/// What `PRAGMA integrity_check` says of the database on `data` (`ok` when whole).
+pub fn integrity_check(data: &Path) -> String {
+    read_only_db(data)
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap()
+}
+
 impl Daemon {
     /// Spawns `command` (a `lull … serve` invocation whose data folder is `data_dir`) and waits
     /// until the `api.json` it writes names an address whose `/v1/health` answers 200, failing

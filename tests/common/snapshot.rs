@@ -1,7 +1,10 @@
 //! What a refused request must leave as it was: every table's rows, every file of the data
 //! folder with its mode (the SQLite files and the logs aside: a checkpoint moves bytes, not
 //! rows) and the engine's live turns. The hostile-input matrices of the API and of the window's
-//! commands take one before and after each case.
+//! commands take one before and after each case. [`tree`] lists the paths under a folder, for
+//! tests that check what a refused write left in it.
+
+#![allow(dead_code)] // each test crate uses its own part of it
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -149,5 +152,22 @@ pub fn differences(before: &Snapshot, after: &Snapshot) -> Vec<String> {
             before.live_turns, after.live_turns
         ));
     }
+    found
+}
+
+/// Every path under `root`, relative to it and sorted, links listed but not followed.
+pub fn tree(root: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            found.push(path.strip_prefix(root).unwrap().display().to_string());
+            if path.is_dir() && !path.is_symlink() {
+                walk(root, &path, found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(root, root, &mut found);
+    found.sort();
     found
 }
