@@ -111,6 +111,29 @@ pub fn create_private_dir(dir: &Path) -> Result<(), DataDirError> {
     Ok(())
 }
 
+/// Takes group and other permissions away from the file at `path` if it has any; a missing
+/// file is left missing. For what Lull keeps private but another component creates with the
+/// process's umask (SQLite's `-wal` and `-shm`, the log appender's files).
+#[cfg(unix)]
+pub fn restrict_to_owner(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match std::fs::metadata(path) {
+        Ok(metadata) => metadata.permissions().mode(),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o700))?;
+    }
+    Ok(())
+}
+
+/// Off unix the file's ACL is left as its folder gives it.
+#[cfg(not(unix))]
+pub fn restrict_to_owner(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,23 +73,14 @@ struct PrivateLogFiles {
 }
 
 impl PrivateLogFiles {
-    #[cfg(unix)]
     fn make_files_private(&self) {
-        use std::os::unix::fs::PermissionsExt;
         let Ok(entries) = std::fs::read_dir(&self.folder) else {
             return;
         };
         for entry in entries.flatten() {
-            let path = entry.path();
-            let open = std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o077 != 0);
-            if open {
-                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
-            }
+            let _ = crate::data_dir::restrict_to_owner(&entry.path());
         }
     }
-
-    #[cfg(not(unix))]
-    fn make_files_private(&self) {}
 }
 
 impl Write for PrivateLogFiles {

@@ -77,7 +77,7 @@ pub enum StoreError {
 /// from an older Lull was created with the process's umask).
 #[cfg(unix)]
 fn make_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -87,14 +87,7 @@ fn make_private(path: &Path) -> std::io::Result<()> {
     for suffix in ["", "-wal", "-shm"] {
         let mut file = path.as_os_str().to_owned();
         file.push(suffix);
-        let mode = match std::fs::metadata(&file) {
-            Ok(metadata) => metadata.permissions().mode(),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(err) => return Err(err),
-        };
-        if mode & 0o077 != 0 {
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode & 0o700))?;
-        }
+        crate::data_dir::restrict_to_owner(Path::new(&file))?;
     }
     Ok(())
 }
