@@ -51,6 +51,7 @@ test-ui:
 
 test-python:
 	python3 -m unittest discover -s integrations/python
+	python3 -m unittest discover -s integrations/hermes/tests -t integrations/hermes
 
 test-desktop: ui
 	$(CARGO) build -p lull-desktop -p lull-window -p lull -p lull-stand-in

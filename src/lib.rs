@@ -9,6 +9,7 @@
 //! - [`config`] reads DESIGN §5's configuration; [`store`] is the SQLite database.
 //! - [`api`] is the loopback HTTP adapter; [`events`] the in-process event bus.
 //! - [`server`] knows the managed `llama-server`; [`routing`] ranks skills.
+//! - [`hermes`] sets Hermes Agent up to learn through Lull (`lull hermes setup`).
 //! - [`sim`] replays a day of activity against the production scheduler (`lull simulate`).
 //!
 //! See `docs/ARCHITECTURE.md` for the map and its invariants.
@@ -23,6 +24,7 @@ pub mod error_code;
 pub mod events;
 pub mod fswatch;
 pub mod gate;
+pub mod hermes;
 pub mod jobs;
 pub mod learning;
 pub mod llm;

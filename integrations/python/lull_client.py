@@ -306,12 +306,49 @@ def _text(content):
     return str(content)
 
 
+# A review reads the conversation, it does not need every byte of a 2 MB tool output: each
+# message is cut to this many characters, and the oldest messages after the first request are
+# dropped until the body fits well inside the API's 4 MiB limit.
+MAX_MESSAGE_CHARS = 16_000
+MAX_REVIEW_BYTES = 1024 * 1024
+
+
+def _tool_call_text(call):
+    """``[tool call] name(arguments)`` for one OpenAI-style tool call (dict or object)."""
+    function = _field(call, "function") or call
+    name = _field(function, "name") or "tool"
+    arguments = _field(function, "arguments")
+    if not isinstance(arguments, str):
+        arguments = "" if arguments is None else json.dumps(arguments, default=str)
+    return "[tool call] %s(%s)" % (name, arguments)
+
+
+def _message_text(message):
+    """The text a reviewer reads: content, then the tool calls an assistant made; a tool's
+    result is labelled with the tool's name."""
+    text = _text(_field(message, "content"))
+    calls = _field(message, "tool_calls") or []
+    if isinstance(calls, (list, tuple)) and calls:
+        text = "\n".join(([text] if text else []) + [_tool_call_text(c) for c in calls])
+    if str(_field(message, "role")) == "tool":
+        name = _field(message, "name") or _field(message, "tool_name")
+        text = "[tool result%s] %s" % (" " + str(name) if name else "", text)
+    if len(text) > MAX_MESSAGE_CHARS:
+        cut = len(text) - MAX_MESSAGE_CHARS
+        text = text[:MAX_MESSAGE_CHARS] + "\n[... %d characters cut]" % cut
+    return text
+
+
 def _normalise_messages(messages):
-    """Keeps ``role`` and ``content`` (as text) of each message; the API wants nothing else."""
-    return [
-        {"role": str(_field(m, "role") or "user"), "content": _text(_field(m, "content"))}
-        for m in messages
-    ]
+    """Keeps ``role`` and ``content`` (as text, tool calls included) of each message, the API
+    wants nothing else; bounded by ``MAX_MESSAGE_CHARS`` each and ``MAX_REVIEW_BYTES`` in all."""
+    out = [{"role": str(_field(m, "role") or "user"), "content": _message_text(m)} for m in messages]
+    size = sum(len(json.dumps(m)) for m in out)
+    first_user = next((i for i, m in enumerate(out) if m["role"] == "user"), None)
+    keep_to = 0 if first_user is None else first_user + 1
+    while size > MAX_REVIEW_BYTES and len(out) > keep_to + 1:
+        size -= len(json.dumps(out.pop(keep_to)))
+    return out
 
 
 def _normalise_runtime(runtime):

@@ -307,6 +307,15 @@ class CallTests(Base):
             {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url"}]},
             {"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
             Msg("tool", "42"),
+            {
+                "role": "assistant",
+                "content": "checking",
+                "tool_calls": [
+                    {"function": {"name": "terminal", "arguments": '{"command": "ls"}'}},
+                    {"function": {"name": "todo", "arguments": {"items": []}}},
+                ],
+            },
+            {"role": "tool", "name": "terminal", "content": "a.txt"},
         ]
         runtime = {"base_url": "http://127.0.0.1:9/v1", "api_key": None, "model": "m", "extra": 1}
         answer = self.client().submit_review(
@@ -319,8 +328,14 @@ class CallTests(Base):
             [
                 {"role": "system", "content": "be brief"},
                 {"role": "user", "content": "look"},
-                {"role": "assistant", "content": ""},
-                {"role": "tool", "content": "42"},
+                {"role": "assistant", "content": "[tool call] tool()"},
+                {"role": "tool", "content": "[tool result] 42"},
+                {
+                    "role": "assistant",
+                    "content": 'checking\n[tool call] terminal({"command": "ls"})\n'
+                    '[tool call] todo({"items": []})',
+                },
+                {"role": "tool", "content": "[tool result terminal] a.txt"},
             ],
         )
         self.assertEqual(body["focus"], "the retry logic")
@@ -328,6 +343,24 @@ class CallTests(Base):
         self.assertEqual(
             body["runtime"], {"base_url": "http://127.0.0.1:9/v1", "api_key": None, "model": "m"}
         )
+
+    def test_submit_review_bounds_each_message_and_the_whole(self):
+        big = "x" * (lull_client.MAX_MESSAGE_CHARS + 500)
+        self.client().submit_review("s", [{"role": "user", "content": big}])
+        (content,) = [m["content"] for m in self.fake.calls[0][2]["messages"]]
+        self.assertTrue(content.startswith("x" * lull_client.MAX_MESSAGE_CHARS))
+        self.assertTrue(content.endswith("[... 500 characters cut]"))
+
+        # Far more than fits: the first request and the latest messages stay, the oldest go.
+        messages = [{"role": "system", "content": "rules"}, {"role": "user", "content": "first ask"}]
+        messages += [{"role": "assistant", "content": "%d %s" % (i, big)} for i in range(100)]
+        self.client().submit_review("s", messages)
+        sent = self.fake.calls[1][2]["messages"]
+        self.assertLessEqual(len(json.dumps(sent)), lull_client.MAX_REVIEW_BYTES)
+        self.assertEqual([m["content"] for m in sent[:2]], ["rules", "first ask"])
+        self.assertTrue(sent[-1]["content"].startswith("99 "))
+        self.assertGreater(len(sent), 10)
+        self.assertLess(len(sent), 100)
 
     def test_submit_review_with_unencodable_input_is_soft(self):
         client = self.client()

@@ -186,10 +186,11 @@ async fn start_turn(
     ApiJson(turn): ApiJson<TurnStart>,
 ) -> Result<Json<TurnLease>, ApiError> {
     check_session_key(&turn.session_key)?;
-    tracing::debug!(session = %turn.session_key, "turn started");
-    Ok(Json(TurnLease {
-        lease_id: state.engine.start_turn(),
-    }))
+    let lease_id = state.engine.start_turn();
+    // The turn log (one line each way) is how a person, or a test, sees that an agent's every
+    // LLM call was announced.
+    tracing::info!(session = %turn.session_key, lease = %lease_id, "turn started");
+    Ok(Json(TurnLease { lease_id }))
 }
 
 #[derive(serde::Deserialize)]
@@ -203,6 +204,7 @@ async fn finish_turn(
     ApiJson(turn): ApiJson<TurnFinish>,
 ) -> Result<StatusCode, ApiError> {
     state.engine.finish_turn(&turn.lease_id)?;
+    tracing::info!(lease = %turn.lease_id, "turn finished");
     Ok(StatusCode::NO_CONTENT)
 }
 

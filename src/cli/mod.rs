@@ -104,6 +104,13 @@ enum Command {
         #[command(subcommand)]
         action: Option<JobAction>,
     },
+    /// Make Lull the learning engine of Hermes Agent: `lull hermes setup` points Lull's skills
+    /// folder at Hermes's, installs and enables Hermes's `lull` plugin, and turns Hermes's own
+    /// background skill review off; `lull hermes setup --undo` puts back what it changed.
+    Hermes {
+        #[command(subcommand)]
+        action: HermesAction,
+    },
     /// List what reviews proposed to learn.
     Candidates {
         /// Only candidates with this status (e.g. open).
@@ -111,6 +118,21 @@ enum Command {
         status: Option<String>,
         #[command(flatten)]
         format: OutputFormat,
+    },
+}
+
+#[derive(Subcommand)]
+enum HermesAction {
+    /// Set Hermes up to learn through Lull (idempotent; prints what it changed, backs up each
+    /// file it edits as `<file>.before-lull-<time>`).
+    Setup {
+        /// Hermes's home folder [default: $HERMES_HOME, else ~/.hermes]
+        #[arg(long, value_name = "DIR")]
+        hermes_home: Option<PathBuf>,
+        /// Put back what an earlier `lull hermes setup` changed (where it is still as the set-up
+        /// left it).
+        #[arg(long)]
+        undo: bool,
     },
 }
 
@@ -286,6 +308,9 @@ impl Cli {
                 action: SkillsAction::Check { path, json },
             } => return check_skill(&path, json),
             Command::Simulate(args) => simulate(args).await,
+            Command::Hermes {
+                action: HermesAction::Setup { hermes_home, undo },
+            } => hermes_setup(paths()?, hermes_home, undo),
             Command::Serve => serve(paths()?).await,
             Command::Reviews {
                 status,
@@ -694,6 +719,31 @@ async fn serve(paths: Paths) -> anyhow::Result<()> {
     lull::api::serve(engine.clone(), shutdown_signal()).await?;
     engine.shutdown().await;
     tracing::info!("engine stopped");
+    Ok(())
+}
+
+fn hermes_setup(paths: Paths, hermes_home: Option<PathBuf>, undo: bool) -> anyhow::Result<()> {
+    let hermes_home = match hermes_home.or_else(lull::hermes::HermesSetup::default_hermes_home) {
+        Some(home) => home,
+        None => {
+            anyhow::bail!("cannot find Hermes's home folder: set HERMES_HOME or pass --hermes-home")
+        }
+    };
+    let setup = lull::hermes::HermesSetup {
+        hermes_home,
+        lull_config: paths.config_file,
+        data_dir: paths.data_dir,
+    };
+    let report = if undo { setup.undo()? } else { setup.apply()? };
+    for line in &report.changed {
+        println!("changed: {line}");
+    }
+    for line in &report.unchanged {
+        println!("as it was: {line}");
+    }
+    for line in &report.notes {
+        println!("note: {line}");
+    }
     Ok(())
 }
 

@@ -1,0 +1,1 @@
+../../python/lull_client.py
