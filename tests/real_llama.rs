@@ -9,7 +9,7 @@
 //! `LULL_REQUIRE_LLAMA=1` demands them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lull::config::Config;
@@ -28,44 +28,9 @@ use lull::server::{
 use lull::skills::parse_skill_md;
 use lull::{Engine, Paths};
 
-const API_KEY: &str = "real-llama-key";
-
-/// The real server as a child process; killed when dropped.
-struct RealServer {
-    child: Child,
-    base_url: String,
-}
-
-impl Drop for RealServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The path in `variable`; `None` (the test skips) when it is unset, unless
-/// `LULL_REQUIRE_LLAMA=1` demands it.
-fn required_path(variable: &str, what: &str) -> Option<PathBuf> {
-    match std::env::var_os(variable) {
-        Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
-        _ if std::env::var("LULL_REQUIRE_LLAMA").as_deref() == Ok("1") => {
-            panic!("LULL_REQUIRE_LLAMA=1 but {variable} is not set: run `make test-rust`")
-        }
-        _ => {
-            eprintln!("skipped: set {variable} to {what} (make test does)");
-            None
-        }
-    }
-}
-
-fn server_binary() -> Option<PathBuf> {
-    required_path("LULL_LLAMA_SERVER", "a llama-server binary")
-}
-
-/// SmolLM2-135M-Instruct's `.gguf` (`scripts/llama/ensure-model.sh` prints its path).
-fn real_model() -> Option<PathBuf> {
-    required_path("LULL_REAL_MODEL", "the SmolLM2-135M-Instruct .gguf")
-}
+#[path = "common/llama.rs"]
+mod llama;
+use llama::{real_model, server_binary, start_server, RealServer, API_KEY};
 
 /// The one-slot, one-thread server of most tests, with the script's smallest model.
 const TINY: ServerShape = ServerShape {
@@ -96,14 +61,6 @@ fn write_tiny_model(dir: &Path, model_args: &[&str]) -> PathBuf {
     model
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts `llama-server -m <tiny model>` and writes the supervisor's state file for it.
 fn start_real_server(
     binary: &Path,
@@ -113,37 +70,6 @@ fn start_real_server(
 ) -> RealServer {
     let model = write_tiny_model(dir, shape.model_args);
     start_server(binary, &model, state_file, shape.server_args)
-}
-
-/// Starts `llama-server -m <model> <server_args>` and writes the supervisor's state file for it.
-fn start_server(
-    binary: &Path,
-    model: &Path,
-    state_file: &Path,
-    server_args: &[&str],
-) -> RealServer {
-    let port = free_port();
-    let child = Command::new(binary)
-        .arg("-m")
-        .arg(model)
-        .args([
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--api-key",
-            API_KEY,
-        ])
-        .args(server_args)
-        .arg("--no-webui")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let base_url = format!("http://127.0.0.1:{port}/v1");
-    let record = serde_json::json!({ "base_url": base_url, "api_key": API_KEY, "pid": child.id() });
-    std::fs::write(state_file, record.to_string()).unwrap();
-    RealServer { child, base_url }
 }
 
 impl RealServer {

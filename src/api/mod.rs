@@ -212,7 +212,10 @@ async fn submit_review(
     State(state): State<ApiState>,
     ApiJson(submission): ApiJson<ReviewSubmission>,
 ) -> Result<(StatusCode, Json<ReviewAccepted>), ApiError> {
+    let session_key = submission.session_key.clone();
+    let messages = submission.messages.len();
     let (review_id, decision) = state.engine.submit_review(submission).await?;
+    tracing::info!(session = %session_key, review = %review_id, ?decision, messages, "review submitted");
     Ok((
         StatusCode::ACCEPTED,
         Json(ReviewAccepted {

@@ -723,12 +723,13 @@ async fn serve(paths: Paths) -> anyhow::Result<()> {
 }
 
 fn hermes_setup(paths: Paths, hermes_home: Option<PathBuf>, undo: bool) -> anyhow::Result<()> {
-    let hermes_home = match hermes_home.or_else(lull::hermes::HermesSetup::default_hermes_home) {
-        Some(home) => home,
-        None => {
-            anyhow::bail!("cannot find Hermes's home folder: set HERMES_HOME or pass --hermes-home")
-        }
+    let Some(hermes_home) = hermes_home.or_else(lull::hermes::HermesSetup::default_hermes_home)
+    else {
+        anyhow::bail!("cannot find Hermes's home folder: set HERMES_HOME or pass --hermes-home");
     };
+    // Lull's config keeps the skills folder's path, which must not depend on where Lull starts.
+    let hermes_home = std::path::absolute(&hermes_home)
+        .with_context(|| format!("cannot resolve {}", hermes_home.display()))?;
     let setup = lull::hermes::HermesSetup {
         hermes_home,
         lull_config: paths.config_file,

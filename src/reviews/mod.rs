@@ -278,6 +278,13 @@ impl WorkKind for ReviewQueue {
         let id = review.id.clone();
         let stored = match result {
             Ok((proposals, usage)) => {
+                tracing::info!(
+                    review = %review.id,
+                    session = %review.session_key,
+                    proposals = proposals.len(),
+                    duration_ms = usage.duration_ms,
+                    "review done"
+                );
                 let finished = review.clone();
                 self.store
                     .call(move |c| queue::complete(c, &finished, &proposals, usage, now))

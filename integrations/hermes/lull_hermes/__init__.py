@@ -97,9 +97,9 @@ class LullBridge:
             return
         answer = self._reviews.submit_review(session_key(session_id), messages)
         if answer is None:
-            log.info("lull: the conversation of session %s was not handed to Lull (is it running?)", session_id)
+            log.info("the conversation of session %s was not handed to Lull (is it running?)", session_id)
         else:
-            log.debug("lull: review %s of session %s: %s", answer["review_id"], session_id, answer["decision"])
+            log.debug("review %s of session %s: %s", answer["review_id"], session_id, answer["decision"])
 
     def on_session_finalize(self, session_id="", **_):
         """The session is over (or reset): no lease of it may outlive it."""
@@ -133,11 +133,11 @@ class LullBridge:
             self._skip_until = None if answered else self._clock() + RETRY_AFTER_S
         if not answered and not was_unreachable:
             log.warning(
-                "lull: the Lull engine did not answer; Hermes goes on without it "
+                "the Lull engine did not answer; Hermes goes on without it "
                 "(start it with `lull serve` or the Lull tray app)"
             )
         elif answered and was_unreachable:
-            log.info("lull: the Lull engine answers again")
+            log.info("the Lull engine answers again")
 
 
 def session_key(session_id):
