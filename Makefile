@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench deps ui types test-rust test-ui test-python test-desktop test-e2e test-fuzz lint screenshots package package-test footprint fuzz
+.PHONY: run test bench bench-hermes deps ui types test-rust test-ui test-python test-desktop test-e2e test-fuzz lint screenshots package package-test footprint fuzz
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -103,5 +103,12 @@ test-fuzz: deps
 	FUZZ_SEED=1 scripts/fuzz/run.sh $(FUZZ_TEST_SECONDS)
 
 ## Benchmarks; figures land in bench/results/latest.json and the README's table.
-bench: deps footprint
+bench: deps footprint bench-hermes
 	$(CARGO) bench --bench routing --bench simulation --bench ingest --bench idle --bench frontier --bench safety --bench jobs --bench live_turn
+
+## What the Hermes plugin costs a one-shot `hermes chat` while Lull is down (the real Hermes
+## Agent, the stand-in llama-server; target within 5 % + 50 ms of Hermes without it).
+bench-hermes: deps
+	$(CARGO) build --release -p lull -p lull-stand-in
+	set -o pipefail; hermes="$$(bash scripts/hermes/ensure-hermes.sh | tail -n1)" && \
+		python3 scripts/hermes/bench_overhead.py --hermes "$$hermes"
