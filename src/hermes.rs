@@ -145,6 +145,14 @@ impl HermesSetup {
 
     /// Makes the three edits that are not made yet.
     pub fn apply(&self) -> Result<Report, SetupError> {
+        // A mistyped --hermes-home must not become a second, empty Hermes home.
+        if !self.hermes_home.is_dir() {
+            return Err(SetupError::Malformed {
+                path: self.hermes_home.clone(),
+                message: "no Hermes home here: install Hermes Agent and run it once (it creates                           ~/.hermes), or name its home with --hermes-home or HERMES_HOME"
+                    .into(),
+            });
+        }
         let mut report = Report::default();
         let mut record = match self.read_record()? {
             Some(record) if record.hermes_home == self.hermes_home => record,
@@ -769,6 +777,7 @@ mod tests {
     use super::*;
 
     fn setup_in(dir: &Path) -> HermesSetup {
+        std::fs::create_dir_all(dir.join("hermes")).unwrap();
         HermesSetup {
             hermes_home: dir.join("hermes"),
             lull_config: dir.join("config").join("config.toml"),
@@ -908,6 +917,19 @@ mod tests {
     }
 
     #[test]
+    fn a_hermes_home_that_does_not_exist_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = HermesSetup {
+            hermes_home: dir.path().join("hermess"),
+            ..setup_in(dir.path())
+        };
+        let err = setup.apply().unwrap_err().to_string();
+        assert!(err.contains("no Hermes home here"), "{err}");
+        assert!(!setup.hermes_home.exists());
+        assert!(!setup.lull_config.exists(), "nothing was changed");
+    }
+
+    #[test]
     fn an_edit_made_after_the_setup_is_left_alone_by_the_undo() {
         let dir = tempfile::tempdir().unwrap();
         let setup = setup_in(dir.path());
@@ -967,6 +989,7 @@ mod tests {
             hermes_home: dir.path().join("other"),
             ..setup.clone()
         };
+        std::fs::create_dir(&other.hermes_home).unwrap();
         let err = other.apply().unwrap_err().to_string();
         assert!(err.contains("--undo"), "{err}");
         // The undo works on the recorded home, whichever one is asked for.

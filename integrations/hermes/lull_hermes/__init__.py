@@ -9,7 +9,9 @@ idle and drafts skills into Hermes's skills folder only after the person approve
 same package installs with pip (entry point ``hermes_agent.plugins``: ``lull``).
 
 Every hook fails soft: when Lull is not running, slow or broken, Hermes's turn goes on as if the
-plugin were not there, held up by at most ``TURN_TIMEOUT_S`` once per ``RETRY_AFTER_S``.
+plugin were not there, held up by at most ``TURN_TIMEOUT_S`` once per ``RETRY_AFTER_S``; the
+hand-over at the end of a run waits at most ``REVIEW_TIMEOUT_S``, and not at all while Lull is
+skipped.
 """
 
 import logging
@@ -94,6 +96,10 @@ class LullBridge:
         with self._lock:
             messages = self._conversations.pop(session_id, None)
         if not messages or not _has_exchange(messages):
+            return
+        if self._skipping():
+            # Lull did not answer this turn's requests: waiting on it again would only hold Hermes.
+            log.info("the conversation of session %s was not handed to Lull (it did not answer)", session_id)
             return
         answer = self._reviews.submit_review(session_key(session_id), messages)
         if answer is None:

@@ -241,6 +241,18 @@ class FailingSoftTests(Base):
         elapsed = time.monotonic() - started
         self.assertLess(elapsed, lull_hermes.REVIEW_TIMEOUT_S + SLACK, "took %.2fs" % elapsed)
 
+    def test_a_hand_over_after_a_turn_lull_did_not_answer_does_not_wait(self):
+        engine = self.start_engine(mode="hang")
+        bridge = self.bridge()
+        with self.assertLogs("lull_hermes", logging.INFO):
+            bridge.pre_api_request(session_id="s1", api_request_id="r1")
+            bridge.post_api_request(session_id="s1", api_request_id="r1")
+            bridge.post_llm_call(session_id="s1", assistant_response="x", conversation_history=exchange())
+            started = time.monotonic()
+            bridge.on_session_end(session_id="s1")
+        self.assertLess(time.monotonic() - started, SLACK)
+        self.assertEqual(engine.paths(), ["/v1/turns/start"])
+
     def test_an_engine_answering_errors_breaks_nothing(self):
         for mode in ("500", "garbage", "wrong-json", "redirect"):
             with self.subTest(mode=mode):
@@ -251,7 +263,8 @@ class FailingSoftTests(Base):
                     bridge.post_api_request(session_id="s1", api_request_id="r1")
                     bridge.post_llm_call(session_id="s1", assistant_response="x", conversation_history=exchange())
                     bridge.on_session_end(session_id="s1")
-                self.assertEqual(engine.paths(), ["/v1/turns/start", "/v1/reviews"])
+                # The turn got no usable answer, so the hand-over does not try again.
+                self.assertEqual(engine.paths(), ["/v1/turns/start"])
                 engine.stop()
 
     def test_odd_arguments_from_hermes_never_raise(self):
