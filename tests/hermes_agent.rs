@@ -321,12 +321,24 @@ fn hermes_agent_learns_a_skill_through_lull() {
         "one lease per request: {started:#?}"
     );
     let finished = log_lines(&data, "turn finished");
-    for lease in &leases {
+    let finished_at = |lease: &str| -> String {
+        let line = finished
+            .iter()
+            .find(|line| field(line, "lease") == lease)
+            .unwrap_or_else(|| panic!("lease {lease} never finished: {finished:#?}"));
+        line.split_whitespace().next().unwrap().to_string()
+    };
+    // One request at a time: each lease is given back before the next is taken (the log's
+    // RFC 3339 times sort as text).
+    for pair in started.windows(2) {
+        let next_started = pair[1].split_whitespace().next().unwrap();
+        let lease = field(&pair[0], "lease");
         assert!(
-            finished.iter().any(|line| field(line, "lease") == *lease),
-            "lease {lease} never finished: {finished:#?}"
+            finished_at(lease).as_str() <= next_started,
+            "lease {lease} was still held when the next request began: {started:#?} {finished:#?}"
         );
     }
+    finished_at(leases.last().unwrap());
 
     // The session reached Lull with the messages Hermes exchanged, and was reviewed once Hermes
     // was done (its run began after the last exit plus the settle window).

@@ -44,7 +44,18 @@ fi
 log "installing hermes-agent==$version from PyPI into $venv (once per machine)"
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
-"$python" -m venv "$venv" >&2 || die "cannot create a virtualenv with $python (install python3-venv)"
+if ! "$python" -m venv "$venv" >&2; then
+  # Debian's own python3 keeps venv (ensurepip) in a package of its own.
+  if [[ "$(command -v "$python")" == /usr/bin/* ]] && command -v apt-get >/dev/null; then
+    log "installing python3-venv with apt-get"
+    rm -rf "$venv"
+    SUDO=""; [[ "$(id -u)" -eq 0 ]] || SUDO="sudo"
+    $SUDO apt-get install -y -q python3-venv >&2 || die "apt-get could not install python3-venv"
+    "$python" -m venv "$venv" >&2 || die "cannot create a virtualenv with $python"
+  else
+    die "cannot create a virtualenv with $python (install its venv module, e.g. python3-venv)"
+  fi
+fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check "hermes-agent==$version" >&2 \
   || die "pip could not install hermes-agent==$version"
 check_hermes "$hermes" || die "$hermes does not answer --version"

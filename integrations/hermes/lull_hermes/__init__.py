@@ -58,8 +58,11 @@ class LullBridge:
         """Hermes is about to call its model: take a lease, so Lull's work waits."""
         if api_request_id is None:
             return
-        # A request id seen again (a retry of the same request) keeps one lease, not two.
-        self._finish(api_request_id)
+        # One agent loop calls the model one request at a time, so a lease the session still
+        # holds belongs to a request that is over: Hermes 0.19 fires no post_api_request for an
+        # answer cut at max_tokens that it asks the model to continue, nor for a request id it
+        # sends again. Give it back rather than hold two.
+        self._finish_session(session_id)
         if self._skipping():
             return
         lease_id = self._turns.turn_started(session_key(session_id))

@@ -112,6 +112,20 @@ class TurnTests(Base):
             self.calls("/v1/turns/finish"), [{"lease_id": "lease-1"}, {"lease_id": "lease-2"}]
         )
 
+    def test_a_request_hermes_continues_without_post_api_request_is_over_when_the_next_starts(self):
+        # finish_reason "length": Hermes appends a continuation prompt and calls again at once.
+        self.start_engine()
+        bridge = self.bridge()
+        bridge.pre_api_request(session_id="s1", api_request_id="t1:api:1")
+        bridge.pre_api_request(session_id="s2", api_request_id="t9:api:1")
+        bridge.pre_api_request(session_id="s1", api_request_id="t1:api:2")
+        self.assertEqual(self.calls("/v1/turns/finish"), [{"lease_id": "lease-1"}])
+        bridge.post_api_request(session_id="s1", api_request_id="t1:api:2")
+        self.assertEqual(
+            self.calls("/v1/turns/finish"), [{"lease_id": "lease-1"}, {"lease_id": "lease-3"}],
+            "another session's lease is not touched",
+        )
+
     def test_session_end_and_finalize_give_back_leases_a_crash_left_open(self):
         self.start_engine()
         bridge = self.bridge()
