@@ -451,13 +451,13 @@ fn hermes_agent_learns_a_skill_through_lull() {
         Duration::from_secs(60),
     );
     let listing = String::from_utf8_lossy(&listed.stdout);
-    assert!(
-        listed.status.success() && listing.contains(name),
-        "{listing}"
-    );
     println!(
         "approved {}:\n{skill_md}\nhermes skills list:\n{listing}",
         skills_dir.join(name).join("SKILL.md").display()
+    );
+    assert!(
+        listed.status.success() && listing.contains(name),
+        "Hermes does not list {name}"
     );
 
     // With Lull stopped (killed: its api.json still names a dead port), Hermes's next session

@@ -29,7 +29,8 @@ use super::candidates::CandidateProposal;
 use crate::llm::{ChatMessage, ChatRequest};
 use crate::reviews::prompt::{MAX_EVIDENCE_PER_CANDIDATE, MAX_RATIONALE_CHARS};
 use crate::skills::{
-    parse_skill_md, Skill, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_SKILL_MD_BYTES,
+    parse_skill_md, render_front_matter, Skill, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
+    MAX_SKILL_MD_BYTES,
 };
 
 // As in a review (see `reviews/prompt.rs`), every string of the answer is bounded by the schema,
@@ -337,17 +338,11 @@ pub fn parse_synthesis(
         }
     }
 
-    let mut front_matter = serde_yaml_ng::Mapping::new();
-    front_matter.insert("name".into(), candidate.skill.as_str().into());
-    front_matter.insert("description".into(), description.into());
-    for (key, value) in current.map(|skill| &skill.extra).into_iter().flatten() {
-        let value = serde_yaml_ng::to_value(value)
-            .map_err(|err| format!("the current skill's `{key}` cannot be kept: {err}"))?;
-        front_matter.insert(key.as_str().into(), value);
-    }
-    let yaml = serde_yaml_ng::to_string(&front_matter)
+    let no_extra = BTreeMap::new();
+    let extra = current.map_or(&no_extra, |skill| &skill.extra);
+    let front_matter = render_front_matter(&candidate.skill, description, extra)
         .map_err(|err| format!("the front matter cannot be written as YAML: {err}"))?;
-    let skill_md = format!("---\n{yaml}---\n{body}\n");
+    let skill_md = format!("{front_matter}{body}\n");
     if skill_md.len() > SKILL_MD_MAX_BYTES {
         return Err(format!(
             "the synthesized SKILL.md is {} bytes, more than the {SKILL_MD_MAX_BYTES} a draft may have",

@@ -49,8 +49,8 @@ mod writer;
 pub use index::{SkillsIndex, SKILLS_WATCH_DEBOUNCE};
 pub use scan::{scan_skills_dir, SkillSet, SkippedSkill};
 pub use skill::{
-    parse_skill_md, validate_skill_name, Skill, SkillError, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
-    MAX_SKILL_MD_BYTES, SKILL_FILE_NAME,
+    parse_skill_md, render_front_matter, validate_skill_name, Skill, SkillError,
+    MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_SKILL_MD_BYTES, SKILL_FILE_NAME,
 };
 pub use writer::{
     read_skill_file, remove_leftover_temp_files, remove_skill_file, sha256_hex, unified_diff,

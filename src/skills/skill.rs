@@ -15,6 +15,60 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// this size is a mistake (or an attack on the indexer), not a skill.
 pub const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
 
+/// The front matter of a SKILL.md Lull writes: `name`, `description`, then `extra` (the keys a
+/// person's version of the skill had), as YAML between `---` lines, body not included.
+///
+/// YAML 1.2 (Lull's reader) and YAML 1.1 (PyYAML, which Hermes Agent and many other tools read
+/// SKILL.md with) disagree on some plain scalars: `no`, `on` and `2024-01-01` are strings to
+/// one and a boolean or a date to the other, and Hermes 0.19 silently skips a skill whose name
+/// or description is not a string. Such a value is written single-quoted, a string to both.
+pub fn render_front_matter(
+    name: &str,
+    description: &str,
+    extra: &BTreeMap<String, serde_json::Value>,
+) -> Result<String, String> {
+    let mut yaml = String::new();
+    for (key, value) in [("name", name), ("description", description)] {
+        if yaml_1_1_reads_as_non_string(value) {
+            yaml.push_str(&format!("{key}: '{}'\n", value.replace('\'', "''")));
+        } else {
+            let mut entry = serde_yaml_ng::Mapping::new();
+            entry.insert(key.into(), value.into());
+            yaml.push_str(&serde_yaml_ng::to_string(&entry).map_err(|err| err.to_string())?);
+        }
+    }
+    if !extra.is_empty() {
+        let rest = serde_yaml_ng::to_string(extra)
+            .map_err(|err| format!("the skill's other keys cannot be kept: {err}"))?;
+        yaml.push_str(&rest);
+    }
+    Ok(format!("---\n{yaml}---\n"))
+}
+
+/// Whether PyYAML's implicit resolvers (YAML 1.1) read the plain scalar `text` as a boolean, a
+/// null, a number or a timestamp. (serde_yaml_ng already quotes what YAML 1.2 reads so; this
+/// catches the rest: `yes`/`no`/`on`/`off`, dates, `1_000`, sexagesimal `1:20`, `=`, `<<`.)
+fn yaml_1_1_reads_as_non_string(text: &str) -> bool {
+    static RESOLVERS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r"^(?:",
+            r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
+            r"|~|null|Null|NULL|=|<<",
+            r"|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+",
+            r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+            r"|[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?",
+            r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*",
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+            r"|[0-9]{4}-[0-9]{2}-[0-9]{2}",
+            r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?",
+            r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?",
+            r")$"
+        ))
+        .expect("the YAML 1.1 resolvers compile")
+    });
+    RESOLVERS.is_match(text)
+}
+
 /// A valid skill, as read from `<skills_dir>/<name>/SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Skill {
@@ -289,6 +343,62 @@ mod tests {
             assert!(err.to_string().contains(code), "{err}");
         }
         assert!(parse(&text("\tindented\r")).is_ok());
+    }
+
+    #[test]
+    fn front_matter_reads_the_same_in_yaml_1_1_and_1_2() {
+        let extra = BTreeMap::from([("license".to_string(), serde_json::json!("MIT"))]);
+        // Valid skill names and descriptions that PyYAML would read as a bool, a date, a number.
+        for (name, description) in [
+            ("no", "on"),
+            ("yes", "2024-01-01"),
+            ("2024-01-01", "1:20"),
+            ("off", "it's ~"),
+            ("create", "Check the lock file first."),
+        ] {
+            let md = format!(
+                "{}body\n",
+                render_front_matter(name, description, &extra).unwrap()
+            );
+            let skill = parse_skill_md(&md, name).unwrap();
+            assert_eq!(
+                (skill.name.as_str(), skill.description.as_str()),
+                (name, description)
+            );
+            assert_eq!(skill.extra, extra);
+            let quoted = yaml_1_1_reads_as_non_string(name);
+            assert_eq!(md.contains(&format!("name: '{name}'\n")), quoted, "{md}");
+        }
+        // Ordinary values are written as before, unquoted.
+        let md = render_front_matter("git-bisect", "Find the first bad commit.", &BTreeMap::new());
+        assert_eq!(
+            md.unwrap(),
+            "---\nname: git-bisect\ndescription: Find the first bad commit.\n---\n"
+        );
+        for plain in [
+            "git-bisect",
+            "no-op",
+            "yes-and-no",
+            "1-2",
+            "Yes, do it",
+            "on call",
+            "v1.2.3",
+        ] {
+            assert!(!yaml_1_1_reads_as_non_string(plain), "{plain}");
+        }
+        for special in [
+            "No",
+            "OFF",
+            "2024-1-1 10:00:00",
+            "1_000",
+            "2024",
+            ".inf",
+            "=",
+            "<<",
+            "~",
+        ] {
+            assert!(yaml_1_1_reads_as_non_string(special), "{special}");
+        }
     }
 
     #[test]
