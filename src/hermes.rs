@@ -659,8 +659,6 @@ fn remove_plugin(dir: &Path) -> Result<bool, SetupError> {
     }
 }
 
-/// Copies the file's current text to `<file>.before-lull-<stamp>` (same permissions), if
-/// there is a file.
 /// Writes a configuration file (creating its folder), copying the text it replaces to a
 /// backup first; the backup's path, when there was a file.
 fn write_backed_up(
@@ -677,6 +675,8 @@ fn write_backed_up(
     Ok(backup)
 }
 
+/// Copies the file's current text to `<file>.before-lull-<stamp>` (same permissions), if
+/// there is a file.
 fn backup(path: &Path, original: Option<&str>, stamp: u64) -> Result<Option<PathBuf>, SetupError> {
     let Some(original) = original else {
         return Ok(None);
