@@ -187,7 +187,7 @@ impl HermesSetup {
 
         let mut hermes = HermesConfig::read(&self.hermes_config())?;
         let mut hermes_changes = Vec::new();
-        if hermes.enable_plugin()? {
+        if hermes.add_to("enabled")? {
             record.enabled_added = true;
             hermes_changes.push(format!("plugins.enabled gains {PLUGIN_NAME}"));
         } else {
@@ -195,7 +195,7 @@ impl HermesSetup {
                 .unchanged
                 .push(format!("the {PLUGIN_NAME} plugin is enabled in Hermes"));
         }
-        if hermes.remove_from_disabled()? {
+        if hermes.remove_from("disabled")? {
             record.disabled_removed = true;
             hermes_changes.push(format!("plugins.disabled loses {PLUGIN_NAME}"));
         }
@@ -336,10 +336,10 @@ impl HermesSetup {
 
         let mut hermes = HermesConfig::read(&setup.hermes_config())?;
         let mut hermes_changes = Vec::new();
-        if record.enabled_added && hermes.remove_from_enabled()? {
+        if record.enabled_added && hermes.remove_from("enabled")? {
             hermes_changes.push(format!("plugins.enabled loses {PLUGIN_NAME}"));
         }
-        if record.disabled_removed && hermes.add_to_disabled()? {
+        if record.disabled_removed && hermes.add_to("disabled")? {
             hermes_changes.push(format!("plugins.disabled gains {PLUGIN_NAME} again"));
         }
         if let Some(Replaced { before }) = &record.nudge {
@@ -582,30 +582,16 @@ impl HermesConfig {
             .is_some_and(|list| list.iter().any(|item| item.as_str() == Some(PLUGIN_NAME)))
     }
 
-    fn enable_plugin(&mut self) -> Result<bool, SetupError> {
-        if self.list_has_plugin("enabled") {
+    /// Adds the plugin to `plugins.<key>`; whether it was not there.
+    fn add_to(&mut self, key: &str) -> Result<bool, SetupError> {
+        if self.list_has_plugin(key) {
             return Ok(false);
         }
-        self.plugin_list("enabled")?.push(PLUGIN_NAME.into());
+        self.plugin_list(key)?.push(PLUGIN_NAME.into());
         Ok(true)
     }
 
-    fn add_to_disabled(&mut self) -> Result<bool, SetupError> {
-        if self.list_has_plugin("disabled") {
-            return Ok(false);
-        }
-        self.plugin_list("disabled")?.push(PLUGIN_NAME.into());
-        Ok(true)
-    }
-
-    fn remove_from_enabled(&mut self) -> Result<bool, SetupError> {
-        self.remove_from("enabled")
-    }
-
-    fn remove_from_disabled(&mut self) -> Result<bool, SetupError> {
-        self.remove_from("disabled")
-    }
-
+    /// Takes the plugin out of `plugins.<key>`; whether it was there.
     fn remove_from(&mut self, key: &str) -> Result<bool, SetupError> {
         if !self.list_has_plugin(key) {
             return Ok(false);
@@ -746,16 +732,9 @@ fn backed_up(backup: &Option<PathBuf>) -> String {
         .unwrap_or_default()
 }
 
-/// Folders of `dir` holding a SKILL.md.
+/// Folders of `dir` holding a SKILL.md, usable or not, as the skills index sees them.
 fn count_skill_folders(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|entry| entry.path().join(crate::skills::SKILL_FILE_NAME).is_file())
-                .count()
-        })
-        .unwrap_or(0)
+    crate::skills::scan_skills_dir(dir).map_or(0, |set| set.skills.len() + set.skipped.len())
 }
 
 fn unix_seconds() -> u64 {
@@ -914,6 +893,31 @@ mod tests {
         assert_eq!(yaml["skills"].get("creation_nudge_interval"), None);
         let config = crate::Config::load(&setup.lull_config, Vec::new()).unwrap();
         assert_eq!(config.skills.dir, None);
+    }
+
+    #[test]
+    fn skills_left_in_the_previous_folder_are_named_in_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = setup_in(dir.path());
+        let previous = setup.data_dir.join("skills");
+        for (name, text) in [
+            (
+                "deploy",
+                "---\nname: deploy\ndescription: Ship it.\n---\nSteps.\n",
+            ),
+            ("broken", "not a skill"),
+        ] {
+            std::fs::create_dir_all(previous.join(name)).unwrap();
+            std::fs::write(previous.join(name).join("SKILL.md"), text).unwrap();
+        }
+        std::fs::create_dir_all(previous.join("notes")).unwrap();
+        let report = setup.apply().unwrap();
+        assert!(
+            report.notes.iter().any(
+                |note| note.starts_with("2 skill folder(s) stay in the previous skills folder")
+            ),
+            "{report:?}"
+        );
     }
 
     #[test]

@@ -160,6 +160,14 @@ def closed_port():
     return port
 
 
+def publish(data_dir, base_url, token=TOKEN, pid=4242):
+    """Writes the engine's discovery files into ``data_dir`` as a running engine does."""
+    with open(os.path.join(data_dir, "api.json"), "w") as f:
+        json.dump({"base_url": base_url, "pid": pid}, f)
+    with open(os.path.join(data_dir, "api-token"), "w") as f:
+        f.write(token + "\n")
+
+
 class Base(unittest.TestCase):
     timeout = 1.0
 
@@ -178,10 +186,7 @@ class Base(unittest.TestCase):
         return engine
 
     def publish(self, base_url, token=TOKEN, pid=4242):
-        with open(os.path.join(self.dir, "api.json"), "w") as f:
-            json.dump({"base_url": base_url, "pid": pid}, f)
-        with open(os.path.join(self.dir, "api-token"), "w") as f:
-            f.write(token + "\n")
+        publish(self.dir, base_url, token, pid)
 
     def client(self, timeout=None):
         return lull_client.LullClient(self.dir, timeout=timeout or self.timeout)

@@ -155,15 +155,12 @@ def session_key(session_id):
 
 
 def _role(message):
-    return message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
-
-
-def _content(message):
-    return message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+    return lull_client._field(message, "role")
 
 
 def _ends_with_answer(messages, answer):
-    return bool(messages) and _role(messages[-1]) == "assistant" and _content(messages[-1]) == answer
+    last = messages[-1] if messages else None
+    return _role(last) == "assistant" and lull_client._field(last, "content") == answer
 
 
 def _has_exchange(messages):

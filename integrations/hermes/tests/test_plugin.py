@@ -6,7 +6,6 @@ The real Hermes Agent drives this plugin in tests/hermes_agent.rs.
 """
 
 import importlib.util
-import json
 import logging
 import os
 import shutil
@@ -22,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"
 
 import lull_hermes  # noqa: E402
 from lull_hermes import lull_client  # noqa: E402
-from test_lull_client import SLACK, TOKEN, FakeEngine  # noqa: E402
+from test_lull_client import SLACK, FakeEngine, publish  # noqa: E402
 
 
 class FakeClock:
@@ -46,10 +45,7 @@ class Base(unittest.TestCase):
 
     def start_engine(self, mode="ok"):
         self.engine = FakeEngine(mode=mode)
-        with open(os.path.join(self.dir, "api.json"), "w") as f:
-            json.dump({"base_url": self.engine.base_url, "pid": 1}, f)
-        with open(os.path.join(self.dir, "api-token"), "w") as f:
-            f.write(TOKEN)
+        publish(self.dir, self.engine.base_url)
         return self.engine
 
     def bridge(self):
