@@ -45,6 +45,19 @@ pub(super) struct Line {
 #[derive(Debug)]
 pub(super) struct Document {
     pub lines: Vec<Line>,
+    /// The code blocks as written, indexed by [`Line::block`]; a script is one block.
+    pub blocks: Vec<Block>,
+}
+
+/// A code block's text, for the rules that parse code (`safety::code`).
+#[derive(Debug, Default)]
+pub(super) struct Block {
+    /// The fence's info string (`bash`, `python`, …); empty for a script or a bare fence.
+    pub info: String,
+    /// 1-based number of the block's first line of code.
+    pub first_line: usize,
+    /// The physical lines between the fences, as written.
+    pub text: String,
 }
 
 /// Words that make a line say "this is what not to do" when it introduces a block, heads a
@@ -134,18 +147,22 @@ impl Document {
         while let Some((index, raw)) = physical.next() {
             let number = index + 1;
             if kind == Kind::Script {
-                builder.code_block.get_or_insert(0);
+                if builder.code_block.is_none() {
+                    builder.open_block("", number);
+                }
             } else if !builder.in_comment && FENCE.is_match(raw) {
-                builder.toggle_fence();
+                builder.toggle_fence(FENCE.replace(raw, "").trim(), number + 1);
                 continue;
             }
             let in_code = builder.code_block.is_some();
+            builder.keep_code_text(raw);
             let mut logical = raw.to_string();
             if in_code {
                 while logical.ends_with('\\') {
                     let Some((_, next)) = physical.next() else {
                         break;
                     };
+                    builder.keep_code_text(next);
                     logical.pop();
                     logical.push(' ');
                     logical.push_str(next.trim_start());
@@ -157,6 +174,7 @@ impl Document {
         }
         Document {
             lines: builder.lines,
+            blocks: builder.blocks,
         }
     }
 }
@@ -164,9 +182,9 @@ impl Document {
 #[derive(Default)]
 struct Builder {
     lines: Vec<Line>,
+    blocks: Vec<Block>,
     /// The index of the open code block, if one is open.
     code_block: Option<usize>,
-    blocks_seen: usize,
     /// The open code block is a counterexample as a whole.
     block_counterexample: bool,
     /// A negated comment inside the block applies to the commands after it, up to a blank line.
@@ -181,14 +199,31 @@ struct Builder {
 }
 
 impl Builder {
-    fn toggle_fence(&mut self) {
+    fn toggle_fence(&mut self, info: &str, first_line: usize) {
         if self.code_block.take().is_none() {
-            self.code_block = Some(self.blocks_seen);
-            self.blocks_seen += 1;
+            self.open_block(info, first_line);
             self.block_counterexample =
                 self.negated_section.is_some() || introduces_counterexample(&self.last_prose);
         }
         self.comment_counterexample = false;
+    }
+
+    /// Keeps a physical line of the open block as written.
+    fn keep_code_text(&mut self, raw: &str) {
+        if let Some(block) = self.code_block {
+            let block = &mut self.blocks[block];
+            block.text.push_str(raw);
+            block.text.push('\n');
+        }
+    }
+
+    fn open_block(&mut self, info: &str, first_line: usize) {
+        self.code_block = Some(self.blocks.len());
+        self.blocks.push(Block {
+            info: info.to_string(),
+            first_line,
+            text: String::new(),
+        });
     }
 
     fn push_code(&mut self, number: usize, original: String) {

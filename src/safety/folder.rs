@@ -5,7 +5,11 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{check_script, check_text, excerpt, sha256_hex, Category, Finding, Risk, SafetyReport};
+use super::document::Kind;
+use super::{
+    check_file_text, excerpt, sha256_hex, with_code_findings, Category, CheckedFile, Finding, Risk,
+    SafetyReport,
+};
 
 /// Files above this size are not read (a finding says so): a skill is a page, not a data set.
 pub const MAX_CHECKED_FILE_BYTES: u64 = 1024 * 1024;
@@ -20,11 +24,19 @@ const SCRIPT_EXTENSIONS: &[&str] = &[
     "cmd", "lua", "go", "rs",
 ];
 
-/// Checks one file; `name` is how findings name it. Returns the findings and the file's sha256.
-pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<(Vec<Finding>, String)> {
+/// Checks one file with the line rules; `name` is how findings name it. Its code is returned
+/// for the code pass, which runs over every file of the skill at once.
+pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<CheckedFile> {
+    let whole = |findings: Vec<Finding>, sha256: String| CheckedFile {
+        file: name.to_string(),
+        findings,
+        sha256,
+        code: Vec::new(),
+        quiet: Default::default(),
+    };
     let size = std::fs::metadata(path)?.len();
     if size > MAX_CHECKED_FILE_BYTES {
-        return Ok((
+        return Ok(whole(
             vec![whole_file(
                 "folder.oversized-file",
                 Risk::Medium,
@@ -39,19 +51,15 @@ pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<(Vec<Findin
         .ok()
         .filter(|t| !t.contains('\0'))
     else {
-        return Ok((vec![binary_finding(name, &bytes)], sha256_hex(&bytes)));
+        return Ok(whole(vec![binary_finding(name, &bytes)], sha256_hex(&bytes)));
     };
     let is_script = Path::new(name)
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
         || text.starts_with("#!");
-    let report = if is_script {
-        check_script(name, text)
-    } else {
-        check_text(name, text)
-    };
-    Ok((report.findings, report.sha256))
+    let kind = if is_script { Kind::Script } else { Kind::Markdown };
+    Ok(check_file_text(name, text, kind))
 }
 
 /// Checks every file under `root`, in path order; the digest covers each file's path and sha256.
@@ -62,6 +70,7 @@ pub(super) fn check_folder(root: &Path) -> std::io::Result<SafetyReport> {
     walk(&root, &root, 0, &mut files, &mut findings)?;
     files.sort();
     let mut digest = Sha256::new();
+    let mut checked = Vec::new();
     for (count, path) in files.iter().enumerate() {
         let name = relative_name(&root, path);
         if count == MAX_CHECKED_FILES {
@@ -74,12 +83,12 @@ pub(super) fn check_folder(root: &Path) -> std::io::Result<SafetyReport> {
             break;
         }
         match check_file(path, &name) {
-            Ok((file_findings, file_digest)) => {
+            Ok(file) => {
                 digest.update(name.as_bytes());
                 digest.update([0]);
-                digest.update(file_digest.as_bytes());
+                digest.update(file.sha256.as_bytes());
                 digest.update([b'\n']);
-                findings.extend(file_findings);
+                checked.push(file);
             }
             Err(error) => findings.push(whole_file(
                 "folder.unreadable-file",
@@ -89,6 +98,7 @@ pub(super) fn check_folder(root: &Path) -> std::io::Result<SafetyReport> {
             )),
         }
     }
+    findings.extend(with_code_findings(checked));
     Ok(SafetyReport::new(
         findings,
         format!("{:x}", digest.finalize()),
@@ -166,6 +176,7 @@ fn whole_file(rule: &'static str, risk: Risk, name: &str, message: String) -> Fi
         line: 0,
         excerpt: excerpt(name),
         message: format!("`{name}` {message}"),
+        source: None,
     }
 }
 

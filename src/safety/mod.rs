@@ -31,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+mod code;
 mod document;
 mod folder;
 mod rules;
@@ -116,6 +117,16 @@ pub enum Category {
     Lookalike,
     /// A folder's content that is not text to read: binaries, symlinks out, oversized files.
     FolderContent,
+    /// Text run as code: `eval`, `exec`, `new Function` on data that is not a literal.
+    CodeExecution,
+    /// A shell handed a command built from strings, where a quote in the data runs a command.
+    CommandInjection,
+    /// SQL built by formatting values into its text.
+    SqlInjection,
+    /// Fork bombs, loops and recursion without end, disks filled.
+    ResourceExhaustion,
+    /// A known malware signature (the EICAR test file stands in for one).
+    Malware,
 }
 
 /// One thing the check found.
@@ -135,6 +146,21 @@ pub struct Finding {
     pub excerpt: String,
     /// What the text does and what to do about it, in words a person reads.
     pub message: String,
+    /// Where the data came from, when it was read in one place and used at `file`/`line` (a
+    /// key read in one step and sent in another). Absent from the JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLocation>,
+}
+
+/// The place a finding's data came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceLocation {
+    /// The file, as [`Finding::file`] names files.
+    pub file: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// The text there, shortened.
+    pub excerpt: String,
 }
 
 /// What the check found in one text or folder.
@@ -159,6 +185,10 @@ impl SafetyReport {
                 .then_with(|| a.line.cmp(&b.line))
                 .then_with(|| a.rule.cmp(b.rule))
         });
+        // One finding per rule and place, the worst of them (the line rules and the code pass
+        // can both see a line).
+        let mut seen = std::collections::HashSet::new();
+        findings.retain(|f| seen.insert((f.rule, f.file.clone(), f.line)));
         let max_risk = findings.first().map_or(Risk::None, |f| f.risk);
         SafetyReport {
             max_risk,
@@ -189,7 +219,8 @@ pub enum SafetyError {
 }
 
 /// Vets one text. `file` names it in the findings. Markdown context (fenced code, headings,
-/// HTML comments) is read as Markdown; use [`check_script`] for a file that is all code.
+/// HTML comments) is read as Markdown, and its fenced shell, Python and JavaScript blocks are
+/// parsed as code; use [`check_script`] for a file that is all code.
 pub fn check_text(file: &str, text: &str) -> SafetyReport {
     check(file, text, document::Kind::Markdown)
 }
@@ -213,22 +244,70 @@ pub fn check_path(path: &Path) -> Result<SafetyReport, SafetyError> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let (findings, digest) = folder::check_file(path, &name).map_err(read_error)?;
-    Ok(SafetyReport::new(findings, digest))
+    let checked = folder::check_file(path, &name).map_err(read_error)?;
+    let digest = checked.sha256.clone();
+    Ok(SafetyReport::new(with_code_findings(vec![checked]), digest))
 }
 
 fn check(file: &str, text: &str, kind: document::Kind) -> SafetyReport {
-    SafetyReport::new(findings_in(file, text, kind), sha256_hex(text.as_bytes()))
+    let checked = check_file_text(file, text, kind);
+    SafetyReport::new(with_code_findings(vec![checked]), sha256_hex(text.as_bytes()))
 }
 
-fn findings_in(file: &str, text: &str, kind: document::Kind) -> Vec<Finding> {
+/// One file after the line rules: their findings, and its code for the second pass.
+struct CheckedFile {
+    file: String,
+    findings: Vec<Finding>,
+    sha256: String,
+    code: Vec<code::Unit>,
+    /// Lines its context shows as what not to do.
+    quiet: std::collections::HashSet<usize>,
+}
+
+/// The line rules' findings of every file, with the code pass's over all of them: the code of
+/// one skill is one flow, so a secret read in one file and sent in another is seen.
+fn with_code_findings(files: Vec<CheckedFile>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut units = Vec::new();
+    let mut quiet = std::collections::HashMap::new();
+    for file in files {
+        findings.extend(file.findings);
+        units.extend(file.code);
+        quiet.insert(file.file, file.quiet);
+    }
+    findings.extend(code::check(&units, quiet));
+    findings
+}
+
+fn check_file_text(file: &str, text: &str, kind: document::Kind) -> CheckedFile {
     let document = document::Document::parse(text, kind);
-    let mut findings = rules::check(&document);
-    findings.extend(unicode::check(&document));
-    // One finding per rule and line, the worst of them.
-    findings.sort_by_key(|f| std::cmp::Reverse(f.risk));
-    let mut seen = std::collections::HashSet::new();
-    findings.retain(|f| seen.insert((f.rule, f.line)));
+    let (code, quiet) = match kind {
+        document::Kind::Markdown => code::units_of_markdown(file, &document),
+        document::Kind::Script => (
+            code::Language::of_script(file, text)
+                .map(|language| code::Unit {
+                    file: file.to_string(),
+                    language,
+                    text: text.to_string(),
+                    first_line: 1,
+                })
+                .into_iter()
+                .collect(),
+            code::quiet_lines(&document),
+        ),
+    };
+    CheckedFile {
+        file: file.to_string(),
+        findings: findings_in(file, &document),
+        sha256: sha256_hex(text.as_bytes()),
+        code,
+        quiet,
+    }
+}
+
+fn findings_in(file: &str, document: &document::Document) -> Vec<Finding> {
+    let mut findings = rules::check(document);
+    findings.extend(unicode::check(document));
     findings
         .into_iter()
         .map(|raw| Finding {
@@ -239,6 +318,7 @@ fn findings_in(file: &str, text: &str, kind: document::Kind) -> Vec<Finding> {
             line: raw.line,
             excerpt: raw.excerpt,
             message: raw.message,
+            source: None,
         })
         .collect()
 }

@@ -116,6 +116,9 @@ mod table;
 
 use table::RULES;
 
+pub(super) use persistence::{persistence_target, Outlives};
+pub(super) use secrets::names_secret;
+
 /// Room for the rule set's lazy DFA.
 const DFA_CACHE_BYTES: usize = 64 << 20;
 

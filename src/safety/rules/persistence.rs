@@ -164,6 +164,30 @@ static PERSISTENCE_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         .collect()
 });
 
+/// What writing a path outlives the task, for the code pass: the rule, its words, its risk, and
+/// its risk when what is written fetches code or opens a connection.
+pub(in crate::safety) struct Outlives {
+    pub rule: &'static str,
+    pub what: &'static str,
+    pub risk: Risk,
+    pub with_payload: Risk,
+}
+
+/// The persistence a path code writes stands for (a shell start-up file, a unit, another
+/// agent's instructions), if any.
+pub(in crate::safety) fn persistence_target(path: &str) -> Option<Outlives> {
+    PERSISTENCE_TARGETS
+        .iter()
+        .zip(PERSISTENCE_REGEXES.iter())
+        .find(|(target, regex)| !target.writes_itself && regex.is_match(path))
+        .map(|(target, _)| Outlives {
+            rule: target.rule,
+            what: target.what,
+            risk: target.risk,
+            with_payload: target.with_payload,
+        })
+}
+
 /// Writes that outlive the task. A cron job or a shell alias may be what the person asked for
 /// (`medium`); one that fetches or opens a connection is how an attacker stays (`critical`).
 pub(super) fn persistence(document: &Document, line: &Line, findings: &mut Vec<RawFinding>) {

@@ -133,6 +133,11 @@ static SECRET_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("compiles")
 });
 
+/// Whether `path` names a place secrets live (the code pass asks it of the paths code reads).
+pub(in crate::safety) fn names_secret(path: &str) -> bool {
+    SECRET_SOURCE.is_match(path)
+}
+
 /// Sends data (not just a request) to another machine.
 static DATA_SINK: LazyLock<Regex> = LazyLock::new(|| {
     regex(concat!(

@@ -1,0 +1,529 @@
+//! What code does with data, in terms shared by every language: read a file or the
+//! environment, fetch, send, run a shell or code, query a database, write a file, encode. The
+//! language walkers (`shell.rs`, `python.rs`, `javascript.rs`) turn calls into these operations;
+//! here they become findings, each naming where its data came from and where it went.
+//!
+//! Files and exported variables carry data between the steps and the files of one skill: a
+//! script that writes a key to `/tmp/k` taints `/tmp/k` for the script that uploads it.
+
+use std::collections::{HashMap, HashSet};
+
+use super::value::{Origin, Place, Source, Value};
+use crate::safety::document::{Document, Kind};
+use crate::safety::rules::{names_secret, persistence_target, Outlives};
+use crate::safety::{excerpt, Category, Finding, Risk, SourceLocation};
+
+/// The state of one skill's code: the channels between its steps, and the findings.
+#[derive(Default)]
+pub(super) struct Flow {
+    /// Paths written, with the origins of what was written there.
+    files: HashMap<String, Vec<Origin>>,
+    /// Variables exported to later steps.
+    pub exported: HashMap<String, Value>,
+    /// Whether a secret was copied into the project (which a publish then ships).
+    secret_in_project: Option<Origin>,
+    /// Findings are only kept on the last pass; the first one fills the channels.
+    pub emitting: bool,
+    findings: Vec<Finding>,
+    /// Lines shown as what not to do, by file.
+    quiet: HashMap<String, HashSet<usize>>,
+}
+
+/// What a finding is, before its place is known.
+pub(super) struct Hit {
+    pub rule: &'static str,
+    pub category: Category,
+    pub risk: Risk,
+    pub message: String,
+    pub source: Option<Place>,
+}
+
+impl Flow {
+    pub fn new(quiet: HashMap<String, HashSet<usize>>) -> Flow {
+        Flow {
+            quiet,
+            ..Flow::default()
+        }
+    }
+
+    pub fn into_findings(self) -> Vec<Finding> {
+        self.findings
+    }
+
+    /// Records a finding at `at`, with the context of its line applied.
+    pub fn emit(&mut self, at: &Place, hit: Hit) {
+        if !self.emitting {
+            return;
+        }
+        let Hit {
+            rule,
+            category,
+            mut risk,
+            mut message,
+            source,
+        } = hit;
+        let shown_as_bad = |place: &Place| {
+            self.quiet
+                .get(&place.file)
+                .is_some_and(|lines| lines.contains(&place.line))
+        };
+        if risk > Risk::Low && (shown_as_bad(at) || source.as_ref().is_some_and(shown_as_bad)) {
+            risk = Risk::Low;
+            message += " (shown here as something not to do, so it stays low)";
+        }
+        self.findings.push(Finding {
+            rule,
+            category,
+            risk,
+            file: at.file.clone(),
+            line: at.line,
+            excerpt: excerpt(&at.excerpt),
+            message,
+            source: source.map(|s| SourceLocation {
+                file: s.file,
+                line: s.line,
+                excerpt: excerpt(&s.excerpt),
+            }),
+        });
+    }
+
+    /// Reading the file at `path`: a secret if it is a credential store, or whatever an earlier
+    /// step wrote there (or into the folder it is in, or, for a folder, into a file in it).
+    pub fn read_path(&self, path: &Value, at: &Place) -> Value {
+        let mut out = path.derived();
+        for normal in path_keys(path) {
+            if names_secret(&normal) {
+                out = out.tainted(Origin {
+                    source: Source::Secret,
+                    what: normal.clone(),
+                    at: at.clone(),
+                });
+            }
+            for (written, origins) in &self.files {
+                if same_file_or_inside(&normal, written) {
+                    for origin in origins {
+                        out = out.tainted(origin.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// An environment variable: a secret when its name says so, or what a step exported.
+    pub fn read_env(&self, name: &str, at: &Place) -> Value {
+        if let Some(value) = self.exported.get(name) {
+            return value.clone();
+        }
+        if is_secret_name(name) {
+            return Value::from_source(Source::Secret, format!("${name}"), at);
+        }
+        Value::unknown()
+    }
+
+    /// Data that goes to another machine through `how`.
+    pub fn send(&mut self, how: &str, data: &[&Value], at: &Place) {
+        for value in data {
+            if let Some(origin) = value.origin(Source::Secret) {
+                let hit = flow_hit(
+                    "exfiltration.data-flow",
+                    Category::Exfiltration,
+                    Risk::Critical,
+                    origin,
+                    &format!("and sends it to another machine with {how}"),
+                    at,
+                    "delete the upload; nothing in a skill should send keys or credentials anywhere",
+                );
+                self.emit(at, hit);
+                return;
+            }
+        }
+    }
+
+    /// A publish (`npm publish`, `git push`, `gh gist create`): it ships the project, and any
+    /// secret copied into it.
+    pub fn publish(&mut self, how: &str, at: &Place) {
+        if let Some(origin) = self.secret_in_project.clone() {
+            let hit = flow_hit(
+                "exfiltration.data-flow",
+                Category::Exfiltration,
+                Risk::Critical,
+                &origin,
+                &format!("into the project, which {how} then makes public"),
+                at,
+                "delete the copy; a published package or repository must hold no keys",
+            );
+            self.emit(at, hit);
+        }
+    }
+
+    /// Text that runs as code in `language` (`eval`, `exec`, `new Function`, `bash -c`).
+    pub fn run_code(&mut self, code: &Value, language: &str, at: &Place) {
+        if code.literal {
+            return;
+        }
+        if let Some(origin) = code.origin(Source::Network) {
+            let hit = flow_hit(
+                "download-execute.data-flow",
+                Category::DownloadExecute,
+                Risk::Critical,
+                origin,
+                &format!("and runs it as {language}"),
+                at,
+                "delete it; run only code that is in the skill, where a person can read it",
+            );
+            self.emit(at, hit);
+        } else if let Some(origin) = code.origin(Source::Decoded) {
+            let hit = flow_hit(
+                "obfuscation.decoded-code",
+                Category::Obfuscation,
+                Risk::Critical,
+                origin,
+                &format!("and runs what it decoded as {language}"),
+                at,
+                "code hidden by encoding is written so that nobody reads it: delete it",
+            );
+            self.emit(at, hit);
+        } else {
+            let how = match code.origin(Source::Input) {
+                Some(origin) => format!(" built from {} (line {})", origin.what, origin.at.line),
+                None => String::new(),
+            };
+            self.emit(
+                at,
+                Hit {
+                    rule: "code-execution.dynamic",
+                    category: Category::CodeExecution,
+                    risk: Risk::High,
+                    message: format!("runs text{how} as {language} code, so whatever that text holds runs with the person's rights: call the code directly instead of evaluating a string"),
+                    source: code.origin(Source::Input).map(|o| o.at.clone()),
+                },
+            );
+        }
+    }
+
+    /// A command string handed to a shell (`os.system`, `exec`, `shell=True`, `sh -c`).
+    /// Returns whether its text is known, for the caller to read it as shell.
+    pub fn run_shell(&mut self, command: &Value, at: &Place) {
+        if command.literal {
+            return;
+        }
+        let outside = command
+            .origin(Source::Network)
+            .or_else(|| command.origin(Source::Input))
+            .or_else(|| command.origin(Source::Secret));
+        if !command.built {
+            if command.origin(Source::Network).is_some() || command.origin(Source::Decoded).is_some() {
+                self.run_code(command, "a shell command", at);
+            }
+            return;
+        }
+        let (risk, how) = match outside {
+            Some(origin) => (
+                if origin.source == Source::Network { Risk::Critical } else { Risk::High },
+                format!(" built from {} (line {})", origin.what, origin.at.line),
+            ),
+            None if command.consts.is_empty() => {
+                (Risk::Medium, " built from values it does not control".to_string())
+            }
+            None => return,
+        };
+        self.emit(
+            at,
+            Hit {
+                rule: "command-injection.shell-string",
+                category: Category::CommandInjection,
+                risk,
+                message: format!("hands a shell a command{how}: a quote or `;` in it runs a command of its own; pass the arguments as a list, without a shell"),
+                source: outside.map(|o| o.at.clone()),
+            },
+        );
+    }
+
+    /// A query text handed to a database.
+    pub fn query(&mut self, query: &Value, at: &Place) {
+        if !query.built || query.literal {
+            return;
+        }
+        let input = query.origin(Source::Input);
+        let how = input.map_or(String::new(), |o| {
+            format!(" from {} (line {})", o.what, o.at.line)
+        });
+        self.emit(
+            at,
+            Hit {
+                rule: "sql-injection.formatted-query",
+                category: Category::SqlInjection,
+                risk: Risk::High,
+                message: format!("builds an SQL query by putting values{how} into its text, so a quote in a value rewrites the query: pass the values as parameters (`?`, `%s`, `$1`) instead"),
+                source: input.map(|o| o.at.clone()),
+            },
+        );
+    }
+
+    /// Data written to the file at `path` (appended when `append`).
+    pub fn write_path(&mut self, path: &Value, data: &Value, append: bool, at: &Place) {
+        for normal in path_keys(path) {
+            let entry = self.files.entry(normal.clone()).or_default();
+            for origin in &data.taint {
+                if !entry.contains(origin) {
+                    entry.push(origin.clone());
+                }
+            }
+            if let Some(origin) = data.origin(Source::Secret) {
+                if is_in_project(&normal) && self.secret_in_project.is_none() {
+                    self.secret_in_project = Some(origin.clone());
+                }
+            }
+            if let Some(target) = persistence_target(&normal) {
+                self.persistence(&target, &normal, data, append, at);
+            }
+        }
+    }
+
+    fn persistence(
+        &mut self,
+        target: &Outlives,
+        path: &str,
+        data: &Value,
+        append: bool,
+        at: &Place,
+    ) {
+        let fetches = data.origin(Source::Network).is_some()
+            || data.consts.iter().any(|text| fetches_or_connects(text));
+        let (risk, tail) = if fetches {
+            (
+                target.with_payload,
+                ", and what it writes fetches code or opens a connection: delete it",
+            )
+        } else if append {
+            (target.risk, ": keep it only if the person asked for exactly this")
+        } else {
+            (target.risk, " (it writes the whole file: check what it puts there)")
+        };
+        self.emit(
+            at,
+            Hit {
+                rule: target.rule,
+                category: Category::Persistence,
+                risk,
+                message: format!("writes `{path}` from code: it {}{tail}", target.what),
+                source: data.origin(Source::Network).map(|o| o.at.clone()),
+            },
+        );
+    }
+
+    /// An encoding of data (`base64`, `b64encode`, `.toString('base64')`): of a secret, it is
+    /// how a theft is hidden.
+    pub fn encode(&mut self, data: &Value, how: &str, at: &Place) -> Value {
+        if let Some(origin) = data.origin(Source::Secret) {
+            let hit = flow_hit(
+                "exfiltration.secret-encoded",
+                Category::Exfiltration,
+                Risk::High,
+                origin,
+                &format!("and encodes it with {how}"),
+                at,
+                "an encoded secret is one being readied to leave: delete it, a skill has no reason to encode keys",
+            );
+            self.emit(at, hit);
+        }
+        data.derived()
+    }
+
+    /// A secret copied to a file outside the skill: staged for something else to send.
+    pub fn copy(&mut self, from: &Value, to: &Value, at: &Place) {
+        self.write_path(to, from, false, at);
+    }
+
+    /// A loop without end that forks (`fork-bomb`) or grows (`unbounded-loop`) on each pass.
+    pub fn endless_loop(&mut self, at: &Place, forks: bool) {
+        let (rule, risk, what) = if forks {
+            ("resource-exhaustion.fork-bomb", Risk::Critical, "starts a new process on every pass of a loop that never ends")
+        } else {
+            ("resource-exhaustion.unbounded-loop", Risk::High, "grows a file or the memory on every pass of a loop that never ends")
+        };
+        self.emit(
+            at,
+            Hit {
+                rule,
+                category: Category::ResourceExhaustion,
+                risk,
+                message: format!("{what}, until the machine runs out: delete it, or give the loop an end"),
+                source: None,
+            },
+        );
+    }
+
+    /// Runs the line rules over text the code assembled (a command or string whose pieces were
+    /// apart in the source): a split key or a `rm -rf` hidden behind variables is seen whole.
+    pub fn recheck(&mut self, text: &str, why: &str, at: &Place) {
+        if !self.emitting || text.trim().is_empty() {
+            return;
+        }
+        let document = Document::parse(text, Kind::Script);
+        let mut raw = crate::safety::rules::check(&document);
+        raw.extend(crate::safety::unicode::check(&document));
+        for finding in raw {
+            if finding.risk < Risk::Medium {
+                continue;
+            }
+            self.emit(
+                at,
+                Hit {
+                    rule: finding.rule,
+                    category: finding.category,
+                    risk: finding.risk,
+                    message: format!("{} ({why}: `{}`)", finding.message, excerpt(text)),
+                    source: None,
+                },
+            );
+        }
+    }
+}
+
+/// A finding about data that came from `origin` and reached `at`.
+fn flow_hit(
+    rule: &'static str,
+    category: Category,
+    risk: Risk,
+    origin: &Origin,
+    does: &str,
+    at: &Place,
+    advice: &str,
+) -> Hit {
+    let read = match origin.source {
+        Source::Secret => "reads",
+        Source::Network => "fetches",
+        Source::Input => "takes",
+        Source::Decoded => "decodes",
+    };
+    let from = if origin.at.file == at.file {
+        format!("line {}", origin.at.line)
+    } else {
+        format!("{} line {}", origin.at.file, origin.at.line)
+    };
+    Hit {
+        rule,
+        category,
+        risk,
+        message: format!("{read} {} ({from}) {does} (line {}): {advice}", origin.what, at.line),
+        source: Some(origin.at.clone()),
+    }
+}
+
+/// Home folders written every way code writes them, as `~`: `$HOME`, `${HOME}`, `%h`,
+/// `/home/<user>`, `/Users/<user>`, `/root`.
+pub(super) fn normalize_path(path: &str) -> String {
+    let path = path.trim().trim_matches(['"', '\'']);
+    for home in ["${HOME}", "$HOME", "%h", "~"] {
+        if let Some(rest) = path.strip_prefix(home) {
+            return format!("~{rest}");
+        }
+    }
+    for base in ["/home/", "/Users/"] {
+        if let Some(rest) = path.strip_prefix(base) {
+            let after_user = rest.find('/').map_or("", |i| &rest[i..]);
+            return format!("~{after_user}");
+        }
+    }
+    if let Some(rest) = path.strip_prefix("/root") {
+        if rest.is_empty() || rest.starts_with('/') {
+            return format!("~{rest}");
+        }
+    }
+    path.to_string()
+}
+
+/// The names a path value goes by: its known texts, or its shape when only part is known.
+fn path_keys(path: &Value) -> Vec<String> {
+    if !path.consts.is_empty() {
+        return path.consts.iter().map(|p| normalize_path(p)).collect();
+    }
+    let shape = path.shape();
+    if shape.chars().filter(|c| *c != '*' && *c != '/').count() >= 3 {
+        vec![normalize_path(shape)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether reading `read` reads what was written to `written`: the same file (`*` in either
+/// matching any text), a file inside a folder written whole, or a folder (or glob) holding the
+/// file written.
+fn same_file_or_inside(read: &str, written: &str) -> bool {
+    let folder = |p: &str| p.trim_end_matches(['*', '/']).to_string();
+    matches_wildcard(read, written)
+        || matches_wildcard(written, read)
+        || read.starts_with(&format!("{}/", folder(written)))
+        || ((read.ends_with('/') || read.ends_with("/*") || read.ends_with("/."))
+            && written.starts_with(&format!("{}/", folder(read))))
+}
+
+/// Whether `text` matches `pattern`, where `*` in the pattern stands for any text.
+fn matches_wildcard(pattern: &str, text: &str) -> bool {
+    let Some((first, rest)) = pattern.split_once('*') else {
+        return pattern == text;
+    };
+    let Some(mut remaining) = text.strip_prefix(first) else {
+        return false;
+    };
+    let pieces: Vec<&str> = rest.split('*').collect();
+    for (index, piece) in pieces.iter().enumerate() {
+        if index == pieces.len() - 1 {
+            return remaining.ends_with(piece);
+        }
+        match remaining.find(piece) {
+            Some(at) => remaining = &remaining[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A path relative to where the skill runs: the project, which a publish ships.
+fn is_in_project(path: &str) -> bool {
+    !(path.starts_with('/') || path.starts_with('~') || path.starts_with('$') || path.is_empty())
+}
+
+/// Environment variable names that hold secrets by convention.
+pub(super) fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const WORDS: &[&str] = &[
+        "SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE",
+        "CREDENTIAL", "AUTH", "SESSION",
+    ];
+    WORDS.iter().any(|w| upper.contains(w))
+}
+
+/// Text that fetches code or opens a connection when a shell runs it.
+pub(super) fn fetches_or_connects(text: &str) -> bool {
+    let words = ["curl ", "wget ", "nc ", "ncat ", "socat ", "/dev/tcp/", "fetch(", "urlopen"];
+    words.iter().any(|w| text.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_finds_what_was_written_by_name_glob_or_folder() {
+        assert!(same_file_or_inside("/tmp/x.json", "/tmp/x.json"));
+        assert!(same_file_or_inside("/tmp/.backend-*", "/tmp/.backend-*"));
+        assert!(same_file_or_inside("*/bundle/*", "*/bundle/"));
+        assert!(same_file_or_inside("~/.local/ocrx/setup", "~/.local/ocrx"));
+        assert!(same_file_or_inside("/tmp/out/*", "/tmp/out/env.txt"));
+        assert!(!same_file_or_inside("/tmp/other", "/tmp/x.json"));
+        assert!(!same_file_or_inside("~/.local/ocrxy", "~/.local/ocrx"));
+    }
+
+    #[test]
+    fn home_folders_are_one_spelling() {
+        assert_eq!(normalize_path("$HOME/.ssh/id_rsa"), "~/.ssh/id_rsa");
+        assert_eq!(normalize_path("${HOME}"), "~");
+        assert_eq!(normalize_path("/home/ana/.aws/credentials"), "~/.aws/credentials");
+        assert_eq!(normalize_path("/Users/ana"), "~");
+        assert_eq!(normalize_path("%h/"), "~/");
+        assert_eq!(normalize_path("/rootfs/x"), "/rootfs/x");
+    }
+}

@@ -1,0 +1,258 @@
+//! The second pass of the safety check: code is parsed, not grepped. Scripts in a skill folder
+//! and fenced blocks of a SKILL.md in shell, Python and JavaScript are parsed with tree-sitter,
+//! and each language's walker turns what the code does into shared operations (`flow.rs`):
+//! read a secret, fetch, send, run a shell or code, query a database, write a file. A value
+//! carries where it came from across lines, blocks and files of one skill (`value.rs`), so a key
+//! read in one step and sent in another is one finding that names both places.
+//!
+//! Code a shell runs from inside another language — `python3 - <<'PY'`, `node -e "…"`,
+//! `bash -c "…"` with a known text — is parsed as that language in turn.
+
+mod flow;
+mod javascript;
+mod python;
+mod shell;
+mod value;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::document::Document;
+use super::Finding;
+use flow::Flow;
+use value::{Place, Value};
+
+/// The languages the pass parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Language {
+    Shell,
+    Python,
+    JavaScript,
+}
+
+impl Language {
+    /// From a fence's info string (`bash`, `py`, `node`, …).
+    fn from_fence(info: &str) -> Option<Language> {
+        let word = info
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match word.as_str() {
+            // A bare fence in a skill is most often a command to type.
+            "" | "bash" | "sh" | "shell" | "zsh" | "console" | "terminal" | "shellsession"
+            | "ksh" | "dash" => Some(Language::Shell),
+            "python" | "py" | "python3" | "py3" | "ipython" => Some(Language::Python),
+            "js" | "javascript" | "node" | "nodejs" | "mjs" | "cjs" | "jsx" | "ts"
+            | "typescript" => Some(Language::JavaScript),
+            _ => None,
+        }
+    }
+
+    /// From a script's file name, then its `#!` line.
+    pub(super) fn of_script(name: &str, text: &str) -> Option<Language> {
+        let extension = Path::new(name)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match extension.as_deref() {
+            Some("sh" | "bash" | "zsh" | "ksh" | "command") => return Some(Language::Shell),
+            Some("py" | "pyw") => return Some(Language::Python),
+            Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts") => {
+                return Some(Language::JavaScript)
+            }
+            _ => {}
+        }
+        let shebang = text.lines().next().filter(|l| l.starts_with("#!"))?;
+        Language::of_interpreter(shebang.rsplit(['/', ' ']).find(|w| !w.is_empty())?)
+    }
+
+    /// From an interpreter's name (`python3`, `node`, `bash`).
+    fn of_interpreter(program: &str) -> Option<Language> {
+        let program = program.rsplit('/').next().unwrap_or(program);
+        let stem = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        match stem {
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "busybox" => Some(Language::Shell),
+            "python" | "pypy" => Some(Language::Python),
+            "node" | "nodejs" | "deno" | "bun" => Some(Language::JavaScript),
+            _ => None,
+        }
+    }
+
+    fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Language::Shell => tree_sitter_bash::LANGUAGE.into(),
+            Language::Python => tree_sitter_python::LANGUAGE.into(),
+            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        }
+    }
+}
+
+/// A piece of code of one skill: a script, or a fenced block of a Markdown file.
+pub(super) struct Unit {
+    pub file: String,
+    pub language: Language,
+    pub text: String,
+    /// 1-based line of the file where `text` starts.
+    pub first_line: usize,
+}
+
+/// Code is parsed once per check; a longer text is not a skill's.
+const MAX_CODE_BYTES: usize = 512 * 1024;
+/// How deep code inside code (`bash -c "python -c '…'"`) is followed.
+const MAX_NESTING: usize = 4;
+
+/// The code units of a Markdown file (its fenced blocks in a parsed language) and the lines
+/// its context shows as what not to do.
+pub(super) fn units_of_markdown(file: &str, document: &Document) -> (Vec<Unit>, HashSet<usize>) {
+    let units = document
+        .blocks
+        .iter()
+        .filter_map(|block| {
+            Some(Unit {
+                file: file.to_string(),
+                language: Language::from_fence(&block.info)?,
+                text: block.text.clone(),
+                first_line: block.first_line,
+            })
+        })
+        .collect();
+    (units, quiet_lines(document))
+}
+
+/// The lines a document shows as what not to do, or that search for a pattern.
+pub(super) fn quiet_lines(document: &Document) -> HashSet<usize> {
+    document
+        .lines
+        .iter()
+        .filter(|l| l.counterexample || (l.code && l.discussed))
+        .map(|l| l.number)
+        .collect()
+}
+
+/// Runs the pass over the code of one skill. Two passes: the first fills the channels between
+/// steps and files (what was written where, what was exported), the second reports, so the
+/// order of files does not hide a flow.
+pub(super) fn check(units: &[Unit], quiet: HashMap<String, HashSet<usize>>) -> Vec<Finding> {
+    let mut flow = Flow::new(quiet);
+    for emitting in [false, true] {
+        flow.emitting = emitting;
+        let mut scopes: HashMap<(&str, Language), Scope> = HashMap::new();
+        for unit in units {
+            let scope = scopes.entry((&unit.file, unit.language)).or_default();
+            analyze(
+                &mut flow,
+                scope,
+                &Code {
+                    file: &unit.file,
+                    text: &unit.text,
+                    first_line: unit.first_line,
+                    depth: 0,
+                },
+                unit.language,
+            );
+        }
+    }
+    flow.into_findings()
+}
+
+/// Names known in one file's code of one language (fenced blocks of a SKILL.md share them, as
+/// the steps of one shell session do).
+#[derive(Default)]
+struct Scope {
+    vars: HashMap<String, Value>,
+}
+
+/// Text to parse, and where it sits.
+struct Code<'a> {
+    file: &'a str,
+    text: &'a str,
+    first_line: usize,
+    depth: usize,
+}
+
+impl Code<'_> {
+    /// The place of `node`: its file, its line, and that line's text.
+    fn place(&self, node: Node) -> Place {
+        let row = node.start_position().row;
+        Place {
+            file: self.file.to_string(),
+            line: self.first_line + row,
+            excerpt: self.text.lines().nth(row).unwrap_or("").trim().to_string(),
+        }
+    }
+
+    fn text_of(&self, node: Node) -> &str {
+        node.utf8_text(self.text.as_bytes()).unwrap_or("")
+    }
+}
+
+thread_local! {
+    static PARSERS: std::cell::RefCell<HashMap<Language, Parser>> = Default::default();
+}
+
+fn parse(language: Language, text: &str) -> Option<Tree> {
+    PARSERS.with(|parsers| {
+        let mut parsers = parsers.borrow_mut();
+        let parser = match parsers.entry(language) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let mut parser = Parser::new();
+                parser.set_language(&language.grammar()).ok()?;
+                e.insert(parser)
+            }
+        };
+        parser.parse(text, None)
+    })
+}
+
+/// Parses `code` as `language` and walks it.
+fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) {
+    if code.text.len() > MAX_CODE_BYTES || code.depth > MAX_NESTING {
+        return;
+    }
+    let Some(tree) = parse(language, code.text) else {
+        return;
+    };
+    match language {
+        Language::Shell => shell::walk(flow, scope, code, tree.root_node()),
+        Language::Python => python::walk(flow, scope, code, tree.root_node()),
+        Language::JavaScript => javascript::walk(flow, scope, code, tree.root_node()),
+    }
+}
+
+/// Code found inside code (a here-document fed to `python3`, the text of `bash -c`): parsed
+/// as `language`, in a scope of its own (it runs as another process), numbered from `at_line`.
+fn analyze_nested(flow: &mut Flow, outer: &Code, language: Language, text: &str, at_line: usize) {
+    let mut scope = Scope::default();
+    analyze(
+        flow,
+        &mut scope,
+        &Code {
+            file: outer.file,
+            text,
+            first_line: at_line,
+            depth: outer.depth + 1,
+        },
+        language,
+    );
+}
+
+/// The text of a string literal without its quotes, for the walkers.
+fn unquote(text: &str) -> &str {
+    let text = text.trim();
+    for quote in ["'''", "\"\"\"", "'", "\"", "`"] {
+        if let Some(inner) = text
+            .strip_prefix(quote)
+            .and_then(|t| t.strip_suffix(quote))
+        {
+            return inner;
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

