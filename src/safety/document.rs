@@ -16,6 +16,9 @@ pub(super) enum Kind {
     Markdown,
     /// A script: every line is code.
     Script,
+    /// A data or text file beside the skill (`.txt`, `.json`, `.yaml`): read like Markdown, but
+    /// nothing in it is hidden, since a reader sees it as written, `<!--` and all.
+    Text,
 }
 
 /// One logical line: a physical line, or several joined by a trailing `\` inside code.
@@ -142,7 +145,10 @@ fn introduces_counterexample(line: &str) -> bool {
 impl Document {
     pub(super) fn parse(text: &str, kind: Kind) -> Document {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut builder = Builder::default();
+        let mut builder = Builder {
+            comments: kind == Kind::Markdown,
+            ..Builder::default()
+        };
         let mut physical = text.lines().enumerate();
         while let Some((index, raw)) = physical.next() {
             let number = index + 1;
@@ -196,6 +202,8 @@ struct Builder {
     /// The paragraph being read discusses attacks (see [`DISCUSSION`]).
     paragraph_discussed: bool,
     in_comment: bool,
+    /// HTML comments hide text (Markdown only).
+    comments: bool,
 }
 
 impl Builder {
@@ -305,6 +313,9 @@ impl Builder {
 
     /// Splits a prose line into what a reader sees and what sits inside `<!-- … -->`.
     fn split_comments(&mut self, raw: &str) -> (String, String) {
+        if !self.comments {
+            return (raw.to_string(), String::new());
+        }
         let mut visible = String::new();
         let mut hidden = String::new();
         let mut rest = raw;

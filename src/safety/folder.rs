@@ -58,7 +58,15 @@ pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<CheckedFile
         .and_then(|e| e.to_str())
         .is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
         || text.starts_with("#!");
-    let kind = if is_script { Kind::Script } else { Kind::Markdown };
+    let extension = Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let kind = match extension.as_deref() {
+        _ if is_script => Kind::Script,
+        None | Some("md" | "markdown" | "mdx") => Kind::Markdown,
+        Some(_) => Kind::Text,
+    };
     Ok(check_file_text(name, text, kind))
 }
 

@@ -282,7 +282,9 @@ fn with_code_findings(files: Vec<CheckedFile>) -> Vec<Finding> {
 fn check_file_text(file: &str, text: &str, kind: document::Kind) -> CheckedFile {
     let document = document::Document::parse(text, kind);
     let (code, quiet) = match kind {
-        document::Kind::Markdown => code::units_of_markdown(file, &document),
+        document::Kind::Markdown | document::Kind::Text => {
+            code::units_of_markdown(file, &document)
+        }
         document::Kind::Script => (
             code::Language::of_script(file, text)
                 .map(|language| code::Unit {

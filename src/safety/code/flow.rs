@@ -89,7 +89,21 @@ impl Flow {
 
     /// Reading the file at `path`: a secret if it is a credential store, or whatever an earlier
     /// step wrote there (or into the folder it is in, or, for a folder, into a file in it).
-    pub fn read_path(&self, path: &Value, at: &Place) -> Value {
+    pub fn read_path(&mut self, path: &Value, at: &Place) -> Value {
+        if path.built {
+            if let Some(origin) = path.origin(Source::Network) {
+                let hit = flow_hit(
+                    "path-escape.request-path",
+                    Category::PathEscape,
+                    Risk::High,
+                    origin,
+                    "and opens the file that names, with nothing keeping it inside one folder",
+                    at,
+                    "a `../` or `~` in it reads any file of the person's, keys included; resolve the path and refuse one outside the folder served",
+                );
+                self.emit(at, hit);
+            }
+        }
         let mut out = path.derived();
         for normal in path_keys(path) {
             if names_secret(&normal) {
@@ -184,6 +198,18 @@ impl Flow {
                 "code hidden by encoding is written so that nobody reads it: delete it",
             );
             self.emit(at, hit);
+        } else if code.taint.is_empty() && language == "shell" {
+            // `eval "$(ssh-agent -s)"`: a tool's own set-up lines, the shell's usual idiom.
+            self.emit(
+                at,
+                Hit {
+                    rule: "code-execution.dynamic",
+                    category: Category::CodeExecution,
+                    risk: Risk::Medium,
+                    message: "evaluates text a command printed as shell: fine for a tool's own set-up (`ssh-agent -s`, `direnv hook`), but check that the command is one the person has".into(),
+                    source: None,
+                },
+            );
         } else {
             let how = match code.origin(Source::Input) {
                 Some(origin) => format!(" built from {} (line {})", origin.what, origin.at.line),
@@ -289,7 +315,16 @@ impl Flow {
         append: bool,
         at: &Place,
     ) {
-        let fetches = data.origin(Source::Network).is_some()
+        // What it writes fetches code, or names a file an earlier step downloaded.
+        let runs_fetched_file = self.files.iter().any(|(written, origins)| {
+            let name = written.trim_end_matches('*');
+            name.len() > 4
+                && origins.iter().any(|o| o.source == Source::Network)
+                && (data.consts.iter().any(|text| text.contains(name))
+                    || data.shape.as_ref().is_some_and(|shape| shape.contains(name)))
+        });
+        let fetches = runs_fetched_file
+            || data.origin(Source::Network).is_some()
             || data.consts.iter().any(|text| fetches_or_connects(text));
         let (risk, tail) = if fetches {
             (
@@ -299,7 +334,10 @@ impl Flow {
         } else if append {
             (target.risk, ": keep it only if the person asked for exactly this")
         } else {
-            (target.risk, " (it writes the whole file: check what it puts there)")
+            (
+                target.replace_risk,
+                " (it writes or copies the whole file: check what it puts there)",
+            )
         };
         self.emit(
             at,

@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use super::flow::{Flow, Hit};
 use super::value::{Object, Origin, Place, Source, Value};
-use super::{analyze_nested, shell, Code, Language, Scope};
+use super::{analyze_nested, shell, unquote, Code, Language, Scope};
 use crate::safety::{Category, Risk};
 
 pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) {
@@ -40,8 +40,7 @@ const MAX_CALL_DEPTH: usize = 3;
 
 const EVALS: &[&str] = &[
     "eval", "Function", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext",
-    "vm.compileFunction", "vm.Script", "setTimeout", "setInterval", "globalThis.eval",
-    "window.eval",
+    "vm.compileFunction", "vm.Script", "setTimeout", "setInterval",
 ];
 const SHELL_CALLS: &[&str] = &["child_process.exec", "child_process.execSync"];
 const SPAWNS: &[&str] = &[
@@ -232,10 +231,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             while let Some(p) = stack.pop() {
                 if p.kind() == "identifier" || p.kind() == "shorthand_property_identifier_pattern" {
                     let param = self.text(p).to_string();
-                    self.scope.vars.insert(
-                        param.clone(),
-                        Value::from_source(Source::Input, format!("the parameter `{param}`"), &at),
-                    );
+                    self.scope.vars.insert(param.clone(), parameter_value(&param, &at));
                     continue;
                 }
                 let mut cursor = p.walk();
@@ -243,10 +239,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
         } else if let Some(parameter) = node.child_by_field_name("parameter") {
             let param = self.text(parameter).to_string();
-            self.scope.vars.insert(
-                param.clone(),
-                Value::from_source(Source::Input, format!("the parameter `{param}`"), &at),
-            );
+            self.scope.vars.insert(param.clone(), parameter_value(&param, &at));
         }
         if !name.is_empty() {
             self.functions.insert(name.clone(), node);
@@ -621,7 +614,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if let Some(defined) = self.functions.get(&name).copied() {
             return self.call_function(defined, &args);
         }
-        let name = name.strip_prefix("node:").unwrap_or(&name).to_string();
+        let name = name.strip_prefix("node:").unwrap_or(&name);
+        // The global object's properties are the globals (`globalThis["Function"]`).
+        let name = ["globalThis.", "window.", "global.", "self."]
+            .iter()
+            .find_map(|prefix| name.strip_prefix(prefix))
+            .unwrap_or(name)
+            .to_string();
+        if name == "String.fromCharCode" || name == "String.fromCodePoint" {
+            return Value::unknown().tainted(Origin {
+                source: Source::Decoded,
+                what: "text spelled as character codes".into(),
+                at: at.clone(),
+            });
+        }
         if name == "setInterval" {
             if let Some(callback) = argument_nodes.first() {
                 let text = self.text(*callback);
@@ -923,11 +929,24 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 }
 
+/// A function's parameter: input, or a request from the network when it is named like one
+/// (`(req, res) => …` in every Node server framework).
+fn parameter_value(name: &str, at: &Place) -> Value {
+    if matches!(name, "req" | "request" | "ctx" | "event") {
+        Value::from_source(Source::Network, format!("a request from the network (`{name}`)"), at)
+    } else {
+        Value::from_source(Source::Input, format!("the parameter `{name}`"), at)
+    }
+}
+
 fn module_name(text: &str) -> String {
     let name = text.trim().trim_matches(['"', '\'', '`']);
     name.strip_prefix("node:").unwrap_or(name).to_string()
 }
 
 fn url_of(value: &Value) -> String {
-    value.consts.first().cloned().unwrap_or_else(|| "a URL".into())
+    match value.shape() {
+        "*" => "a URL".into(),
+        shape => unquote(shape).to_string(),
+    }
 }

@@ -107,7 +107,7 @@ const MAX_NESTING: usize = 4;
 /// The code units of a Markdown file (its fenced blocks in a parsed language) and the lines
 /// its context shows as what not to do.
 pub(super) fn units_of_markdown(file: &str, document: &Document) -> (Vec<Unit>, HashSet<usize>) {
-    let units = document
+    let mut units: Vec<Unit> = document
         .blocks
         .iter()
         .filter_map(|block| {
@@ -119,15 +119,42 @@ pub(super) fn units_of_markdown(file: &str, document: &Document) -> (Vec<Unit>, 
             })
         })
         .collect();
+    // A command in a code span of a step ("3. Publish: `npm publish`", a table's "Fix"
+    // column) is a step too; one in running prose is more often named than given.
+    let is_step = |text: &str| {
+        let text = text.trim_start();
+        text.starts_with(['-', '*', '+', '|'])
+            || text
+                .split_once(['.', ')'])
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    for line in document.lines.iter().filter(|l| {
+        !l.code && !l.hidden && !l.discussed && !l.counterexample && is_step(&l.text)
+    }) {
+        for span in line.text.split('`').skip(1).step_by(2) {
+            let span = span.trim();
+            let starts_like_a_command = span
+                .starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '~' | '$'));
+            if span.contains(' ') && starts_like_a_command {
+                units.push(Unit {
+                    file: file.to_string(),
+                    language: Language::Shell,
+                    text: span.to_string(),
+                    first_line: line.number,
+                });
+            }
+        }
+    }
+    units.sort_by_key(|u| u.first_line);
     (units, quiet_lines(document))
 }
 
-/// The lines a document shows as what not to do, or that search for a pattern.
+/// The lines a document shows as what not to do, discusses, or that search for a pattern.
 pub(super) fn quiet_lines(document: &Document) -> HashSet<usize> {
     document
         .lines
         .iter()
-        .filter(|l| l.counterexample || (l.code && l.discussed))
+        .filter(|l| l.counterexample || (l.discussed && !l.code))
         .map(|l| l.number)
         .collect()
 }

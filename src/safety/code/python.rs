@@ -434,6 +434,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 match self.scope.vars.get(name) {
                     Some(value) => value.clone(),
                     None if name == "__file__" => Value::literal("./skill.py"),
+                    // `map(chr, codes)`: text spelled as character codes.
+                    None if name == "chr" => Value::unknown().tainted(Origin {
+                        source: Source::Decoded,
+                        what: "text spelled as character codes".into(),
+                        at: self.place(node),
+                    }),
                     None => Value::unknown(),
                 }
             }
@@ -442,6 +448,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     let at = self.place(node);
                     return match name.as_str() {
                         "sys.argv" => Value::from_source(Source::Input, "sys.argv", &at),
+                        _ if name.starts_with("request.") || name == "self.path" => {
+                            Value::from_source(Source::Network, format!("a request from the network (`{name}`)"), &at)
+                        }
                         "os.environ" => Value::from_source(Source::Secret, "the whole environment (os.environ)", &at),
                         "os.sep" => Value::literal("/"),
                         _ => Value::object(Object::Module(name)),
@@ -463,7 +472,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out.object = Object::List(items);
                 out
             }
-            "dictionary" | "list_comprehension" | "generator_expression" | "set_comprehension"
+            "list_comprehension" | "generator_expression" | "set_comprehension"
             | "dictionary_comprehension" | "pair" | "boolean_operator" | "comparison_operator"
             | "not_operator" | "unary_operator" | "lambda" | "keyword_argument" => {
                 let parts = self.children_values(node);
@@ -471,6 +480,23 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 for p in &parts {
                     out.absorb(p);
                 }
+                out
+            }
+            "dictionary" => {
+                // Its values, so a look-up in a table of literals is a literal.
+                let mut cursor = node.walk();
+                let entries: Vec<Node> = node.named_children(&mut cursor).collect();
+                let values: Vec<Value> = entries
+                    .into_iter()
+                    .filter(|e| e.kind() != "comment")
+                    .map(|e| match e.child_by_field_name("value") {
+                        Some(value) if e.kind() == "pair" => self.expression(value),
+                        _ => self.expression(e),
+                    })
+                    .collect();
+                let mut out = Value::either(&values);
+                out.consts.clear();
+                out.object = Object::List(values);
                 out
             }
             "conditional_expression" => {
@@ -578,7 +604,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .unwrap_or_default();
         match operator.as_str() {
             "+" => Value::concat(&[left, right]),
-            "/" if !left.consts.is_empty() => Value::concat(&[left, Value::literal("/"), right]),
+            "/" if left.shape() != "*" => Value::concat(&[left, Value::literal("/"), right]),
             "%" if left.literal => {
                 let mut parts = vec![left];
                 match right.object {
@@ -610,10 +636,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 return Value::from_source(Source::Secret, "the whole environment (os.environ)", &at);
             }
             let container = self.expression(container_node);
-            if let (Object::List(items), Some(index)) = (&container.object, key.consts.first()) {
-                if let Some(item) = index.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                    return item.clone();
-                }
+            if let Object::List(items) = &container.object {
+                let index = key.consts.first().and_then(|i| i.parse::<usize>().ok());
+                return match index.and_then(|i| items.get(i)) {
+                    Some(item) => item.clone(),
+                    None => Value::either(items),
+                };
             }
             return container.derived();
         }
@@ -650,6 +678,23 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let mut out = Value::unknown();
             for arg in &positional {
                 out.absorb(arg);
+            }
+            // A function reached by a hidden name (`getattr(b, "".join(map(chr, …)))`).
+            if let Some(function) = function.filter(|f| matches!(f.kind(), "call" | "subscript")) {
+                let callee = self.expression(function);
+                if let Some(origin) = callee.origin(Source::Decoded) {
+                    self.flow.emit(
+                        &at,
+                        Hit {
+                            rule: "obfuscation.hidden-call",
+                            category: Category::Obfuscation,
+                            risk: Risk::High,
+                            message: format!("calls a function whose name is hidden as encoded text (line {}), so a reader cannot tell what runs: delete it", origin.at.line),
+                            source: Some(origin.at.clone()),
+                        },
+                    );
+                    self.flow.run_code(&out, "Python (through the hidden function)", &at);
+                }
             }
             return out;
         }
@@ -730,10 +775,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return out;
         }
         if name == "getattr" {
-            if let (Some(Value { object: Object::Module(module), .. }), Some(attr)) = (positional.first(), positional.get(1).and_then(|a| a.consts.first())) {
+            let attribute = positional.get(1).cloned().unwrap_or_default();
+            if let (Some(Value { object: Object::Module(module), .. }), Some(attr)) = (positional.first(), attribute.consts.first()) {
                 return Value::object(Object::Module(format!("{module}.{attr}")));
             }
-            return first.derived();
+            let mut out = first.derived();
+            out.absorb(&attribute);
+            return out;
         }
         if name == "__import__" || name == "importlib.import_module" {
             if let Some(module) = first.consts.first() {
@@ -778,7 +826,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if ENCODES.contains(&name.as_str()) {
             return self.flow.encode(&first, &format!("`{name}`"), &at);
         }
-        if DECODES.contains(&name.as_str()) {
+        if DECODES.contains(&name.as_str()) || name == "chr" {
             return first.derived().tainted(Origin {
                 source: Source::Decoded,
                 what: format!("text hidden by `{short}`"),
@@ -912,6 +960,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 let path = (**path).clone();
                 self.flow.write_path(&path, &data, *append, at);
+                Value::unknown()
+            }
+            ("extractall" | "extract", Object::File { path, write: false, .. }) => {
+                let data = self.flow.read_path(path, at);
+                let destination = if first.consts.is_empty() && first.shape.is_none() { Value::literal(".") } else { first.clone() };
+                self.flow.copy(&data, &destination, at);
                 Value::unknown()
             }
             ("write_text" | "write_bytes", _) => {
@@ -1119,9 +1173,8 @@ fn join_path(parts: &[Value]) -> Value {
 }
 
 fn url_of(value: &Value) -> String {
-    value
-        .consts
-        .first()
-        .map(|u| unquote(u).to_string())
-        .unwrap_or_else(|| "a URL".into())
+    match value.shape() {
+        "*" => "a URL".into(),
+        shape => unquote(shape).to_string(),
+    }
 }

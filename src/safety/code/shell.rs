@@ -231,7 +231,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     let body = named_child_of_kind(*redirect, "heredoc_body");
                     let text = body.map_or(String::new(), |b| self.text(b).to_string());
                     let line = body.map_or(0, |b| self.place(b).line);
-                    stdin = Value::literal(text.clone());
+                    // `<<EOF` fills in variables; `<<'EOF'` keeps the text as written.
+                    let quoted = named_child_of_kind(*redirect, "heredoc_start")
+                        .is_some_and(|start| self.text(start).contains(['\'', '"', '\\']));
+                    stdin = match body {
+                        Some(body) if !quoted => self.with_gaps(body),
+                        _ => Value::literal(text.clone()),
+                    };
                     heredoc_text = Some((text, line));
                 }
                 "herestring_redirect" => {
@@ -336,10 +342,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
     ) -> Value {
         let (name, args) = self.command_words(node);
         let at = self.place(node);
-        let resolved = resolved_text(&name, &args);
-        if let Some(text) = &resolved {
-            if text != self.text(node).trim() {
-                self.flow.recheck(text, "with its variables filled in", &at);
+        if let Some(text) = resolved_text(&name, &args) {
+            // Only text the line rules have not seen as written.
+            let written: Vec<&str> = self.text(node).split_whitespace().map(unquote_word).collect();
+            if text.split_whitespace().ne(written.iter().copied()) {
+                self.flow.recheck(&text, "with its variables filled in", &at);
             }
         }
         if let Some(body) = self.functions.get(&name).copied() {
@@ -436,7 +443,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "source" | "." => {
                 if let Some(file) = args.first() {
                     let data = self.flow.read_path(file, at);
-                    self.flow.run_code(&data, "shell", at);
+                    self.flow.run_code(&data.derived_if_tainted(), "shell", at);
                 }
                 return Value::unknown();
             }
@@ -498,6 +505,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 for arg in args.iter().skip(1) {
                     self.flow.query(arg, at);
                 }
+                self.flow.query(stdin, at);
                 return output;
             }
             _ => {}
@@ -538,6 +546,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 return self.run(&first, &with_input, &Value::unknown(), None, at);
             }
         }
+        if base == "cat" && args.is_empty() {
+            return stdin.clone();
+        }
         if FILTERS.contains(&base) {
             for arg in args.iter().filter(|a| !is_flag(a)) {
                 output.absorb(&self.flow.read_path(arg, at));
@@ -568,7 +579,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 flag.as_str(),
                 "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "-F"
                     | "--form" | "-T" | "--upload-file" | "--post-data" | "--post-file"
-                    | "--body-data" | "--body-file" | "--json" | "-u" | "--user"
+                    | "--body-data" | "--body-file" | "--json"
             ) || flag.starts_with("--data=") || flag.starts_with("--post-data=") || flag.starts_with("--post-file=");
             let saves = matches!(flag.as_str(), "-o" | "-O" | "--output" | "--output-document");
             if takes_data || saves {
@@ -603,6 +614,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     Some(file) => sent.push(self.flow.read_path(&Value::literal(file), at)),
                     None => sent.push(value),
                 }
+                continue;
+            }
+            if takes_value(&flag) {
+                // A header or a user is how a token is meant to be sent, not a leak.
+                iter.next();
                 continue;
             }
             if !is_flag(arg) {
@@ -873,14 +889,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
     /// The value of one word.
     fn word(&mut self, node: Node<'t>) -> Value {
         match node.kind() {
-            "word" | "number" => Value::literal(self.text(node)),
-            "raw_string" => Value::literal(unquote(self.text(node))),
+            "word" | "number" => placeholder_or_literal(self.text(node), &self.place(node)),
+            "raw_string" => placeholder_or_literal(unquote(self.text(node)), &self.place(node)),
             "ansi_c_string" => Value::literal(
                 self.text(node)
                     .trim_start_matches('$')
                     .trim_matches('\''),
             ),
-            "string_content" => Value::literal(self.text(node)),
+            "string_content" => placeholder_or_literal(self.text(node), &self.place(node)),
             "string" | "concatenation" | "translated_string" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -914,6 +930,30 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .or_else(|| named_child_of_kind(node, "special_variable_name"))
             .map(|n| self.text(n).to_string())
             .unwrap_or_default();
+        let value = self.variable(node, &name);
+        // `${X:-default}`: when X's text is not known, the default is the one it has.
+        let default = self
+            .text(node)
+            .contains(":-")
+            .then(|| {
+                let mut cursor = node.walk();
+                let last = node.named_children(&mut cursor).last();
+                last
+            })
+            .flatten()
+            .filter(|d| d.kind() != "variable_name");
+        match default {
+            Some(default) if value.consts.is_empty() => {
+                let mut fallback = self.word(default);
+                fallback.absorb(&value);
+                fallback
+            }
+            _ => value,
+        }
+    }
+
+    fn variable(&mut self, node: Node<'t>, name: &str) -> Value {
+        let name = name.to_string();
         if let Some(value) = self.scope.vars.get(&name) {
             return value.clone();
         }
@@ -924,13 +964,49 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::from_source(Source::Input, format!("the script's argument ${name}"), &self.place(node));
         }
         let at = self.place(node);
-        let mut value = self.flow.read_env(&name, &at);
-        // `${X:-default}`: the default is a value it may have.
-        if value.consts.is_empty() && value.taint.is_empty() {
-            value = Value::unknown();
-        }
-        value
+        self.flow.read_env(&name, &at)
     }
+
+    /// The text of a node whose literal parts are the gaps between its children (a
+    /// here-document's body): the gaps as written, the children evaluated.
+    fn with_gaps(&mut self, node: Node<'t>) -> Value {
+        let mut parts = Vec::new();
+        let mut at = node.start_byte();
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if child.start_byte() > at {
+                parts.push(Value::literal(&self.code.text[at..child.start_byte()]));
+            }
+            parts.push(match child.kind() {
+                "heredoc_content" => Value::literal(self.text(child)),
+                _ => self.word(child),
+            });
+            at = child.end_byte();
+        }
+        if node.end_byte() > at {
+            parts.push(Value::literal(&self.code.text[at..node.end_byte()]));
+        }
+        Value::concat(&parts)
+    }
+}
+
+/// `<username from the message>`: a value the agent fills in from what it was given, so it is
+/// input, not a literal; its text is kept for the paths and commands around it.
+fn placeholder_or_literal(text: &str, at: &Place) -> Value {
+    let trimmed = text.trim();
+    let is_placeholder = trimmed.len() > 2
+        && trimmed.starts_with('<')
+        && trimmed.ends_with('>')
+        && !trimmed[1..trimmed.len() - 1].contains(['<', '>'])
+        && trimmed[1..].starts_with(|c: char| c.is_alphabetic());
+    if !is_placeholder {
+        return Value::literal(text);
+    }
+    let mut value = Value::from_source(Source::Input, format!("`{trimmed}`, which the agent fills in"), at);
+    value.consts = vec![text.to_string()];
+    value.shape = Some(text.to_string());
+    value
 }
 
 fn decoded(at: &Place) -> super::value::Origin {
@@ -969,9 +1045,9 @@ fn strip_wrappers(mut words: Vec<Value>) -> (String, Vec<Value>) {
     }
 }
 
-/// The command as a line with its known words filled in, when some word was a variable.
+/// The command as a line with its words' known texts filled in.
 fn resolved_text(name: &str, args: &[Value]) -> Option<String> {
-    if name.is_empty() || !args.iter().any(|a| !a.literal || a.assembled) {
+    if name.is_empty() {
         return None;
     }
     let mut out = name.to_string();
@@ -981,6 +1057,30 @@ fn resolved_text(name: &str, args: &[Value]) -> Option<String> {
         out.push_str(word);
     }
     Some(out)
+}
+
+/// Flags of `curl`/`wget` whose value is not data sent (headers, methods, auth, timeouts).
+fn takes_value(flag: &str) -> bool {
+    matches!(
+        flag,
+        "-H" | "--header" | "-X" | "--request" | "-A" | "--user-agent" | "-e" | "--referer"
+            | "-w" | "--write-out" | "-m" | "--max-time" | "--connect-timeout" | "-b"
+            | "--cookie" | "-c" | "--cookie-jar" | "--retry" | "-K" | "--config" | "-E"
+            | "--cert" | "--key" | "--cacert" | "-r" | "--range" | "--oauth2-bearer"
+            | "--header-file" | "-t" | "--tries" | "--timeout" | "-u" | "--user"
+    )
+}
+
+/// A word without the quotes around it, when they are the only ones in it.
+fn unquote_word(word: &str) -> &str {
+    for quote in ['"', '\''] {
+        if let Some(inner) = word.strip_prefix(quote).and_then(|w| w.strip_suffix(quote)) {
+            if !inner.contains(['"', '\'']) {
+                return inner;
+            }
+        }
+    }
+    word
 }
 
 fn is_flag(value: &Value) -> bool {

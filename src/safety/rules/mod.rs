@@ -71,6 +71,11 @@ static OFFICIAL_INDEX: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?i)https://(pypi\.org/simple|files\.pythonhosted\.org|registry\.npmjs\.org)\b")
         .expect("compiles")
 });
+/// A host or port written as a placeholder (`/dev/tcp/<ip>/<port>`): a pattern to recognise,
+/// with nowhere to connect.
+static PLACEHOLDER_HOST: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)(/dev/(tcp|udp)/|\s)<[a-z][a-z_ -]*>(/|\s|:|$)|\(\s*\(?\s*(\.\.\.|…)\s*\)?\s*\)").expect("compiles")
+});
 static LOCAL_DATABASE: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?i)\b(localhost|127\.0\.0\.1|\w+_test|test_\w+|\w+_dev|dev_\w+)\b").expect("compiles")
 });
@@ -80,6 +85,10 @@ fn mitigation(rule: &str, text: &str) -> Option<Mitigation> {
         PIPE_TO_SHELL if from_known_installer(text) => Some(Mitigation::Lower(
             Risk::Medium,
             "runs a vendor's installer straight from the network: it is a well-known installer, but prefer the package manager, or download it, check it and run the file",
+        )),
+        "network.reverse-shell" if PLACEHOLDER_HOST.is_match(text) => Some(Mitigation::Lower(
+            Risk::Low,
+            "shows a reverse shell with placeholders for its host and port: a pattern to recognise, not one that connects anywhere",
         )),
         "download-execute.custom-index" if OFFICIAL_INDEX.is_match(text) => {
             Some(Mitigation::NotAFinding)

@@ -170,6 +170,8 @@ pub(in crate::safety) struct Outlives {
     pub rule: &'static str,
     pub what: &'static str,
     pub risk: Risk,
+    /// Its risk when the whole file is written or copied rather than added to.
+    pub replace_risk: Risk,
     pub with_payload: Risk,
 }
 
@@ -184,6 +186,7 @@ pub(in crate::safety) fn persistence_target(path: &str) -> Option<Outlives> {
             rule: target.rule,
             what: target.what,
             risk: target.risk,
+            replace_risk: target.replace_risk,
             with_payload: target.with_payload,
         })
 }

@@ -32,6 +32,7 @@ pub(super) const RULES: &[Rule] = &[
                 r"(?i)\b(do\s+not|don'?t|never|without)\s+(tell|inform|mention|notify|alert|reveal|disclos|let|bring)\w*\s+",
                 r"(\w+\s+){0,6}?(up\s+)?(to\s+|with\s+)?(the\s+)?(user|human|person|operator|owner|anyone)\b"
             ),
+            r"(?i)\b(do\s+not|don'?t|never)\s+(pause|stop|wait)\s+to\s+(confirm|ask)\b|\b(do\s+not|don'?t|no\s+need\s+to)\s+(ask|confirm)\s+(again|first)\b",
             r"(?i)\bkeep\s+(it|them|this|these)\s+out\s+of\s+(the\s+|your\s+)?(\w+\s+)?(summary|report|reply|answer|log)\b",
             r"(?i)\bno\s+need\s+to\s+(mention|tell|inform|report|bring\s+(it|this|them)\s+up)\b|\bthe\s+user\s+(is|must|should)\s+not\s+(to\s+)?(learn|know|find\s+out|be\s+told|see)\b",
             r"(?i)\b(whatever|regardless\s+of|no\s+matter\s+what)\b[^.]{0,60}\b(tell|report|say)\b[^.]{0,30}\b(passed|succeeded|green|fine)\b",
@@ -67,6 +68,8 @@ pub(super) const RULES: &[Rule] = &[
             r"(?i)\b(act|behave)\s+as\s+(an?\s+)?(unrestricted|jailbroken|unfiltered|uncensored)\b|\bdeveloper\s+mode\s+(enabled|on)\b|\bDAN\s+mode\b",
             r"(?i)\bthis\s+(skill|instruction|message|file)\s+(overrides|supersedes|takes\s+precedence\s+over)\b",
             r"(?i)\btreat\s+(the\s+)?(text|content|contents|body|words)\s+(of|in|from)\b[^.]{0,80}\bas\s+(instructions|commands|directives|orders)\b",
+            r"(?i)\btreat\s+(\w+\s+){0,4}?as\s+(an?\s+)?(requests?|instructions?|commands?|orders?)\s+(\w+\s+){0,2}?(by|from)\s+(the\s+)?(person|user|owner|human)\b",
+            r"(?i)\b(take|takes|taking)\s+(priority|precedence)\s+over\s+(\w+\s+){0,3}?(guidance|instructions?|rules|requests?|habits?|conversation)\b",
             r"(?i)\b(with\s+)?the\s+same\s+authority\s+as\s+(this\s+skill|the\s+user|your\s+(user|operator))\b",
             r"(?i)\b(authori[sz]ed|approved|mandated)\s+by\s+(anthropic|openai|the\s+system|your\s+(developer|operator|creator))\b",
         ],
@@ -83,6 +86,20 @@ pub(super) const RULES: &[Rule] = &[
             r#"(?i)<(div|span|p|section)\b[^>]*\s(hidden|aria-hidden\s*=\s*["']true)"#,
         ],
         message: "hides text from a person reading the rendered skill while the agent still reads it: delete the hidden element, or make its text visible",
+    },
+    // Known malware signatures: the EICAR test file is what scanners are tested with, and a
+    // skill that carries it is carrying what a scanner must treat as malware.
+    Rule {
+        id: "malware.test-signature",
+        category: Malware,
+        risk: Risk::Critical,
+        code_risk: None,
+        context: Always,
+        patterns: &[
+            r"X5O!P%@AP\[4\\PZX54\(P\^\)7CC\)7\}\$EICAR|EICAR-STANDARD-ANTIVIRUS-TEST-FILE!\$H\+H\*",
+            r"WDVPIVAlQEFQWzRcUFpYNTQoUF4pN0NDKTd9JEVJQ0FS",
+        ],
+        message: "carries the EICAR antivirus test signature, which every scanner treats as malware: delete it; a skill that plants it is testing or disabling the person's defences",
     },
     // Download and execute.
     Rule {
@@ -150,6 +167,20 @@ pub(super) const RULES: &[Rule] = &[
             r"(?i)\bdelete\s+from\s+[\w.]+\s*(;|$)",
         ],
         message: "destroys a database's data with no way back: delete it, or point it at a disposable test database named in the skill and take a backup first",
+    },
+    Rule {
+        id: "destructive.container-volumes",
+        category: Destructive,
+        // In prose it is as often the warning as the step; in code it is the step.
+        risk: Risk::Medium,
+        code_risk: Some(Risk::High),
+        context: Command,
+        patterns: &[
+            r"(?i)\b(docker|podman)\s+(system\s+prune\b[^\n;&|]*--volumes|volume\s+(rm|remove|prune)\b)",
+            r"(?i)\b(docker|podman)\s+rm\s+(-\w+\s+)*\$\((docker|podman)\s+ps\s+-\w*a",
+            r"(?i)/var/lib/(docker|containers)/(volumes|storage)\b[^\n;&|]*-delete\b|\brm\s+-\w*r\w*\s+\S*/var/lib/(docker|containers)\b",
+        ],
+        message: "deletes containers' volumes, where their databases and uploads live, with no way back: delete it, or name the one volume to remove and ask the person first",
     },
     Rule {
         id: "destructive.cloud",
