@@ -51,7 +51,10 @@ pub(super) fn check_file(path: &Path, name: &str) -> std::io::Result<CheckedFile
         .ok()
         .filter(|t| !t.contains('\0'))
     else {
-        return Ok(whole(vec![binary_finding(name, &bytes)], sha256_hex(&bytes)));
+        return Ok(whole(
+            vec![binary_finding(name, &bytes)],
+            sha256_hex(&bytes),
+        ));
     };
     let is_script = Path::new(name)
         .extension()

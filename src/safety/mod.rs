@@ -251,7 +251,10 @@ pub fn check_path(path: &Path) -> Result<SafetyReport, SafetyError> {
 
 fn check(file: &str, text: &str, kind: document::Kind) -> SafetyReport {
     let checked = check_file_text(file, text, kind);
-    SafetyReport::new(with_code_findings(vec![checked]), sha256_hex(text.as_bytes()))
+    SafetyReport::new(
+        with_code_findings(vec![checked]),
+        sha256_hex(text.as_bytes()),
+    )
 }
 
 /// One file after the line rules: their findings, and its code for the second pass.
@@ -282,9 +285,7 @@ fn with_code_findings(files: Vec<CheckedFile>) -> Vec<Finding> {
 fn check_file_text(file: &str, text: &str, kind: document::Kind) -> CheckedFile {
     let document = document::Document::parse(text, kind);
     let (code, quiet) = match kind {
-        document::Kind::Markdown | document::Kind::Text => {
-            code::units_of_markdown(file, &document)
-        }
+        document::Kind::Markdown | document::Kind::Text => code::units_of_markdown(file, &document),
         document::Kind::Script => (
             code::Language::of_script(file, text)
                 .map(|language| code::Unit {

@@ -239,19 +239,26 @@ impl Flow {
             .or_else(|| command.origin(Source::Input))
             .or_else(|| command.origin(Source::Secret));
         if !command.built {
-            if command.origin(Source::Network).is_some() || command.origin(Source::Decoded).is_some() {
+            if command.origin(Source::Network).is_some()
+                || command.origin(Source::Decoded).is_some()
+            {
                 self.run_code(command, "a shell command", at);
             }
             return;
         }
         let (risk, how) = match outside {
             Some(origin) => (
-                if origin.source == Source::Network { Risk::Critical } else { Risk::High },
+                if origin.source == Source::Network {
+                    Risk::Critical
+                } else {
+                    Risk::High
+                },
                 format!(" built from {} (line {})", origin.what, origin.at.line),
             ),
-            None if command.consts.is_empty() => {
-                (Risk::Medium, " built from values it does not control".to_string())
-            }
+            None if command.consts.is_empty() => (
+                Risk::Medium,
+                " built from values it does not control".to_string(),
+            ),
             None => return,
         };
         self.emit(
@@ -321,7 +328,10 @@ impl Flow {
             name.len() > 4
                 && origins.iter().any(|o| o.source == Source::Network)
                 && (data.consts.iter().any(|text| text.contains(name))
-                    || data.shape.as_ref().is_some_and(|shape| shape.contains(name)))
+                    || data
+                        .shape
+                        .as_ref()
+                        .is_some_and(|shape| shape.contains(name)))
         });
         let fetches = runs_fetched_file
             || data.origin(Source::Network).is_some()
@@ -332,7 +342,10 @@ impl Flow {
                 ", and what it writes fetches code or opens a connection: delete it",
             )
         } else if append {
-            (target.risk, ": keep it only if the person asked for exactly this")
+            (
+                target.risk,
+                ": keep it only if the person asked for exactly this",
+            )
         } else {
             (
                 target.replace_risk,
@@ -377,9 +390,17 @@ impl Flow {
     /// A loop without end that forks (`fork-bomb`) or grows (`unbounded-loop`) on each pass.
     pub fn endless_loop(&mut self, at: &Place, forks: bool) {
         let (rule, risk, what) = if forks {
-            ("resource-exhaustion.fork-bomb", Risk::Critical, "starts a new process on every pass of a loop that never ends")
+            (
+                "resource-exhaustion.fork-bomb",
+                Risk::Critical,
+                "starts a new process on every pass of a loop that never ends",
+            )
         } else {
-            ("resource-exhaustion.unbounded-loop", Risk::High, "grows a file or the memory on every pass of a loop that never ends")
+            (
+                "resource-exhaustion.unbounded-loop",
+                Risk::High,
+                "grows a file or the memory on every pass of a loop that never ends",
+            )
         };
         self.emit(
             at,
@@ -387,7 +408,9 @@ impl Flow {
                 rule,
                 category: Category::ResourceExhaustion,
                 risk,
-                message: format!("{what}, until the machine runs out: delete it, or give the loop an end"),
+                message: format!(
+                    "{what}, until the machine runs out: delete it, or give the loop an end"
+                ),
                 source: None,
             },
         );
@@ -445,7 +468,10 @@ fn flow_hit(
         rule,
         category,
         risk,
-        message: format!("{read} {} ({from}) {does} (line {}): {advice}", origin.what, at.line),
+        message: format!(
+            "{read} {} ({from}) {does} (line {}): {advice}",
+            origin.what, at.line
+        ),
         source: Some(origin.at.clone()),
     }
 }
@@ -528,15 +554,33 @@ fn is_in_project(path: &str) -> bool {
 pub(super) fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     const WORDS: &[&str] = &[
-        "SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE",
-        "CREDENTIAL", "AUTH", "SESSION",
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "ACCESS_KEY",
+        "PRIVATE",
+        "CREDENTIAL",
+        "AUTH",
+        "SESSION",
     ];
     WORDS.iter().any(|w| upper.contains(w))
 }
 
 /// Text that fetches code or opens a connection when a shell runs it.
 pub(super) fn fetches_or_connects(text: &str) -> bool {
-    let words = ["curl ", "wget ", "nc ", "ncat ", "socat ", "/dev/tcp/", "fetch(", "urlopen"];
+    let words = [
+        "curl ",
+        "wget ",
+        "nc ",
+        "ncat ",
+        "socat ",
+        "/dev/tcp/",
+        "fetch(",
+        "urlopen",
+    ];
     words.iter().any(|w| text.contains(w))
 }
 
@@ -559,7 +603,10 @@ mod tests {
     fn home_folders_are_one_spelling() {
         assert_eq!(normalize_path("$HOME/.ssh/id_rsa"), "~/.ssh/id_rsa");
         assert_eq!(normalize_path("${HOME}"), "~");
-        assert_eq!(normalize_path("/home/ana/.aws/credentials"), "~/.aws/credentials");
+        assert_eq!(
+            normalize_path("/home/ana/.aws/credentials"),
+            "~/.aws/credentials"
+        );
         assert_eq!(normalize_path("/Users/ana"), "~");
         assert_eq!(normalize_path("%h/"), "~/");
         assert_eq!(normalize_path("/rootfs/x"), "/rootfs/x");

@@ -19,6 +19,7 @@ pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) 
         functions: HashMap::new(),
         returns: Vec::new(),
         calls: 0,
+        callbacks: Vec::new(),
     };
     walker.hoist(root);
     walker.statement(root);
@@ -33,45 +34,117 @@ struct Walker<'f, 's, 'c, 't> {
     /// What the function being run returns.
     returns: Vec<Value>,
     calls: usize,
+    /// Callbacks given what a call fetched, run once the statement that made the call is done
+    /// (`const sock = net.connect(…, () => sock.pipe(…))` runs after `sock` is bound).
+    callbacks: Vec<(Node<'t>, Value)>,
 }
 
 /// How deep calls of a skill's own functions are followed.
 const MAX_CALL_DEPTH: usize = 3;
 
 const EVALS: &[&str] = &[
-    "eval", "Function", "vm.runInNewContext", "vm.runInThisContext", "vm.runInContext",
-    "vm.compileFunction", "vm.Script", "setTimeout", "setInterval",
+    "eval",
+    "Function",
+    "vm.runInNewContext",
+    "vm.runInThisContext",
+    "vm.runInContext",
+    "vm.compileFunction",
+    "vm.Script",
+    "setTimeout",
+    "setInterval",
 ];
 const SHELL_CALLS: &[&str] = &["child_process.exec", "child_process.execSync"];
 const SPAWNS: &[&str] = &[
-    "child_process.spawn", "child_process.spawnSync", "child_process.execFile",
-    "child_process.execFileSync", "child_process.fork",
+    "child_process.spawn",
+    "child_process.spawnSync",
+    "child_process.execFile",
+    "child_process.execFileSync",
+    "child_process.fork",
 ];
 const READS: &[&str] = &[
-    "fs.readFileSync", "fs.readFile", "fs.promises.readFile", "fs/promises.readFile",
-    "fs.createReadStream", "fs.readdirSync",
+    "fs.readFileSync",
+    "fs.readFile",
+    "fs.promises.readFile",
+    "fs/promises.readFile",
+    "fs.createReadStream",
+    "fs.readdirSync",
 ];
 const WRITES: &[&str] = &[
-    "fs.writeFileSync", "fs.writeFile", "fs.promises.writeFile", "fs/promises.writeFile",
+    "fs.writeFileSync",
+    "fs.writeFile",
+    "fs.promises.writeFile",
+    "fs/promises.writeFile",
 ];
 const APPENDS: &[&str] = &[
-    "fs.appendFileSync", "fs.appendFile", "fs.promises.appendFile", "fs/promises.appendFile",
+    "fs.appendFileSync",
+    "fs.appendFile",
+    "fs.promises.appendFile",
+    "fs/promises.appendFile",
 ];
 const COPIES: &[&str] = &[
-    "fs.copyFileSync", "fs.copyFile", "fs.cpSync", "fs.cp", "fs.renameSync", "fs.rename",
-    "fs.promises.copyFile", "fs/promises.copyFile", "fs.promises.cp",
+    "fs.copyFileSync",
+    "fs.copyFile",
+    "fs.cpSync",
+    "fs.cp",
+    "fs.renameSync",
+    "fs.rename",
+    "fs.promises.copyFile",
+    "fs/promises.copyFile",
+    "fs.promises.cp",
 ];
-const REMOVES: &[&str] = &["fs.rmSync", "fs.rm", "fs.rmdirSync", "fs.promises.rm", "fs/promises.rm"];
-const PATH_JOINS: &[&str] = &["path.join", "path.resolve", "path.posix.join", "path.normalize"];
-const FETCHES: &[&str] = &["fetch", "axios", "axios.get", "https.get", "http.get", "got", "node-fetch", "undici.request", "axios.request"];
-const SENDS: &[&str] = &["axios.post", "axios.put", "axios.patch", "got.post", "needle.post", "superagent.post"];
+const REMOVES: &[&str] = &[
+    "fs.rmSync",
+    "fs.rm",
+    "fs.rmdirSync",
+    "fs.promises.rm",
+    "fs/promises.rm",
+];
+const PATH_JOINS: &[&str] = &[
+    "path.join",
+    "path.resolve",
+    "path.posix.join",
+    "path.normalize",
+];
+const FETCHES: &[&str] = &[
+    "fetch",
+    "axios",
+    "axios.get",
+    "https.get",
+    "http.get",
+    "got",
+    "node-fetch",
+    "undici.request",
+    "axios.request",
+];
+const SENDS: &[&str] = &[
+    "axios.post",
+    "axios.put",
+    "axios.patch",
+    "got.post",
+    "needle.post",
+    "superagent.post",
+];
 const CONNECTIONS: &[&str] = &[
-    "https.request", "http.request", "net.connect", "net.createConnection", "net.Socket",
-    "tls.connect", "dgram.createSocket", "WebSocket", "ws",
+    "https.request",
+    "http.request",
+    "net.connect",
+    "net.createConnection",
+    "net.Socket",
+    "tls.connect",
+    "dgram.createSocket",
+    "WebSocket",
+    "ws",
 ];
 const RESOLVES: &[&str] = &[
-    "dns.lookup", "dns.resolve", "dns.resolve4", "dns.resolve6", "dns.resolveTxt",
-    "dns.promises.lookup", "dns.promises.resolve", "dns.promises.resolveTxt", "dns/promises.resolve",
+    "dns.lookup",
+    "dns.resolve",
+    "dns.resolve4",
+    "dns.resolve6",
+    "dns.resolveTxt",
+    "dns.promises.lookup",
+    "dns.promises.resolve",
+    "dns.promises.resolveTxt",
+    "dns/promises.resolve",
     "dns/promises.lookup",
 ];
 
@@ -85,6 +158,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 
     fn statement(&mut self, node: Node<'t>) {
+        self.statement_now(node);
+        if matches!(
+            node.kind(),
+            "lexical_declaration" | "variable_declaration" | "expression_statement"
+        ) {
+            for (callback, value) in std::mem::take(&mut self.callbacks) {
+                self.call_function(callback, std::slice::from_ref(&value));
+            }
+        }
+    }
+
+    fn statement_now(&mut self, node: Node<'t>) {
         match node.kind() {
             "import_statement" => self.import(node),
             "lexical_declaration" | "variable_declaration" => {
@@ -142,10 +227,23 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
             }
             "comment" => {}
-            "program" | "statement_block" | "if_statement" | "else_clause" | "try_statement"
-            | "catch_clause" | "finally_clause" | "switch_statement" | "switch_body"
-            | "switch_case" | "switch_default" | "labeled_statement" | "export_statement"
-            | "class_declaration" | "class_body" | "method_definition" | "parenthesized_expression" => {
+            "program"
+            | "statement_block"
+            | "if_statement"
+            | "else_clause"
+            | "try_statement"
+            | "catch_clause"
+            | "finally_clause"
+            | "switch_statement"
+            | "switch_body"
+            | "switch_case"
+            | "switch_default"
+            | "labeled_statement"
+            | "export_statement"
+            | "class_declaration"
+            | "class_body"
+            | "method_definition"
+            | "parenthesized_expression" => {
                 if node.kind() == "method_definition" {
                     self.function(node);
                     return;
@@ -174,7 +272,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
             };
             if let Some(declaration) = declaration.filter(|d| d.kind() == "function_declaration") {
                 if let Some(name) = declaration.child_by_field_name("name") {
-                    self.functions.insert(self.text(name).to_string(), declaration);
+                    self.functions
+                        .insert(self.text(name).to_string(), declaration);
                 }
             }
         }
@@ -202,8 +301,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     }
                 }
                 "import_specifier" => {
-                    let name = n.child_by_field_name("name").map(|c| self.text(c).to_string());
-                    let alias = n.child_by_field_name("alias").map(|c| self.text(c).to_string());
+                    let name = n
+                        .child_by_field_name("name")
+                        .map(|c| self.text(c).to_string());
+                    let alias = n
+                        .child_by_field_name("alias")
+                        .map(|c| self.text(c).to_string());
                     if let Some(name) = name {
                         self.scope.vars.insert(
                             alias.unwrap_or_else(|| name.clone()),
@@ -220,7 +323,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
     }
 
-    fn function(&mut self, node: Node<'t>) {
+    /// Walks a function with its parameters as input; returns what it returns.
+    fn function(&mut self, node: Node<'t>) -> Vec<Value> {
         let at = self.place(node);
         let name = node
             .child_by_field_name("name")
@@ -231,7 +335,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
             while let Some(p) = stack.pop() {
                 if p.kind() == "identifier" || p.kind() == "shorthand_property_identifier_pattern" {
                     let param = self.text(p).to_string();
-                    self.scope.vars.insert(param.clone(), parameter_value(&param, &at));
+                    self.scope
+                        .vars
+                        .insert(param.clone(), parameter_value(&param, &at));
                     continue;
                 }
                 let mut cursor = p.walk();
@@ -239,17 +345,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
         } else if let Some(parameter) = node.child_by_field_name("parameter") {
             let param = self.text(parameter).to_string();
-            self.scope.vars.insert(param.clone(), parameter_value(&param, &at));
+            self.scope
+                .vars
+                .insert(param.clone(), parameter_value(&param, &at));
         }
         if !name.is_empty() {
             self.functions.insert(name.clone(), node);
         }
+        let saved = std::mem::take(&mut self.returns);
         if let Some(body) = node.child_by_field_name("body") {
             self.unbounded_recursion(&name, body, &at);
-            let saved = std::mem::take(&mut self.returns);
             self.run_body(body);
-            self.returns = saved;
         }
+        std::mem::replace(&mut self.returns, saved)
     }
 
     /// A function's body: a block, or an arrow function's expression (what it returns).
@@ -277,7 +385,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 let mut cursor = parameters.walk();
                 parameters.named_children(&mut cursor).collect()
             }
-            None => function.child_by_field_name("parameter").into_iter().collect(),
+            None => function
+                .child_by_field_name("parameter")
+                .into_iter()
+                .collect(),
         };
         let saved: Vec<(String, Option<Value>)> = params
             .iter()
@@ -326,8 +437,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                         _ => continue,
                     };
                     let element = match &value.object {
-                        Object::Module(module) => Value::object(Object::Module(format!("{module}.{key}"))),
-                        _ if value.origin(Source::Secret).is_some() && value.taint.len() == 1 && value.taint[0].what.starts_with("the whole environment") => {
+                        Object::Module(module) => {
+                            Value::object(Object::Module(format!("{module}.{key}")))
+                        }
+                        _ if value.origin(Source::Secret).is_some()
+                            && value.taint.len() == 1
+                            && value.taint[0].what.starts_with("the whole environment") =>
+                        {
                             self.flow.read_env(&key, &value.taint[0].at.clone())
                         }
                         _ => value.derived(),
@@ -368,7 +484,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return None;
         }
         match node.kind() {
-            "member_expression" => Some(self.text(node.child_by_field_name("property")?).to_string()),
+            "member_expression" => {
+                Some(self.text(node.child_by_field_name("property")?).to_string())
+            }
             _ => {
                 let index = node.child_by_field_name("index")?;
                 self.expression(index).consts.first().cloned()
@@ -404,9 +522,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 Object::Module(name) => Some(name),
                 _ => None,
             },
-            "parenthesized_expression" | "await_expression" => {
-                self.callee(node.named_child(0)?)
-            }
+            "parenthesized_expression" | "await_expression" => self.callee(node.named_child(0)?),
             _ => None,
         }
     }
@@ -415,7 +531,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
         match node.kind() {
             "identifier" => matches!(
                 self.scope.vars.get(self.text(node)),
-                Some(Value { object: Object::Module(_), .. }) | None
+                Some(Value {
+                    object: Object::Module(_),
+                    ..
+                }) | None
             ),
             "member_expression" => node
                 .child_by_field_name("object")
@@ -470,9 +589,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "call_expression" => self.call(node, false),
             "new_expression" => self.call(node, true),
             "binary_expression" => {
-                let left = node.child_by_field_name("left").map_or_else(Value::unknown, |l| self.expression(l));
-                let right = node.child_by_field_name("right").map_or_else(Value::unknown, |r| self.expression(r));
-                let operator = node.child_by_field_name("operator").map(|o| self.text(o).to_string()).unwrap_or_default();
+                let left = node
+                    .child_by_field_name("left")
+                    .map_or_else(Value::unknown, |l| self.expression(l));
+                let right = node
+                    .child_by_field_name("right")
+                    .map_or_else(Value::unknown, |r| self.expression(r));
+                let operator = node
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o).to_string())
+                    .unwrap_or_default();
                 if operator == "+" {
                     Value::concat(&[left, right])
                 } else {
@@ -490,7 +616,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out
             }
             "assignment_expression" | "augmented_assignment_expression" => {
-                let right = node.child_by_field_name("right").map_or_else(Value::unknown, |r| self.expression(r));
+                let right = node
+                    .child_by_field_name("right")
+                    .map_or_else(Value::unknown, |r| self.expression(r));
                 let Some(left) = node.child_by_field_name("left") else {
                     return right;
                 };
@@ -502,7 +630,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.bind(left, value.clone());
                 value
             }
-            "await_expression" | "parenthesized_expression" | "spread_element" | "sequence_expression" => {
+            "await_expression"
+            | "parenthesized_expression"
+            | "spread_element"
+            | "sequence_expression" => {
                 let parts = self.children_values(node);
                 parts.into_iter().last().unwrap_or_default()
             }
@@ -511,8 +642,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 Value::either(&parts[1.min(parts.len())..])
             }
             "function_expression" | "arrow_function" | "function" | "generator_function" => {
-                self.function(node);
-                Value::unknown()
+                // A callback's value is what it returns (`t.map((c) => String.fromCharCode(c))`).
+                let returns = self.function(node);
+                let mut out = Value::unknown();
+                for value in &returns {
+                    out.absorb(value);
+                }
+                out
             }
             _ => {
                 let parts = self.children_values(node);
@@ -532,8 +668,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .into_iter()
             .filter(|c| c.kind() != "comment")
             .map(|c| match c.kind() {
-                "pair" => c.child_by_field_name("value").map_or_else(Value::unknown, |v| self.expression(v)),
-                "shorthand_property_identifier" => self.scope.vars.get(self.text(c)).cloned().unwrap_or_default(),
+                "pair" => c
+                    .child_by_field_name("value")
+                    .map_or_else(Value::unknown, |v| self.expression(v)),
+                "shorthand_property_identifier" => self
+                    .scope
+                    .vars
+                    .get(self.text(c))
+                    .cloned()
+                    .unwrap_or_default(),
                 _ => self.expression(c),
             })
             .collect()
@@ -546,22 +689,40 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         let whole = self.text(node).replace(' ', "");
         match whole.as_str() {
-            "process.env" => return Value::from_source(Source::Secret, "the whole environment (process.env)", &at),
+            "process.env" => {
+                return Value::from_source(
+                    Source::Secret,
+                    "the whole environment (process.env)",
+                    &at,
+                )
+            }
             "process.argv" => return Value::from_source(Source::Input, "process.argv", &at),
             _ => {}
         }
         if let Some(object) = node.child_by_field_name("object") {
             if self.is_module(object) {
                 if let Some(name) = self.callee(node) {
-                    if name != whole || self.scope.vars.contains_key(whole.split('.').next().unwrap_or("")) {
+                    if name != whole
+                        || self
+                            .scope
+                            .vars
+                            .contains_key(whole.split('.').next().unwrap_or(""))
+                    {
                         return Value::object(Object::Module(name));
                     }
                 }
             }
             let container = self.expression(object);
-            if let (Object::List(items), Some(index)) = (&container.object, node.child_by_field_name("index")) {
+            if let (Object::List(items), Some(index)) =
+                (&container.object, node.child_by_field_name("index"))
+            {
                 let key = self.expression(index);
-                if let Some(item) = key.consts.first().and_then(|k| k.parse::<usize>().ok()).and_then(|i| items.get(i)) {
+                if let Some(item) = key
+                    .consts
+                    .first()
+                    .and_then(|k| k.parse::<usize>().ok())
+                    .and_then(|i| items.get(i))
+                {
                     return item.clone();
                 }
             }
@@ -577,7 +738,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let found = object.named_children(&mut cursor).find_map(|pair| {
             let k = pair.child_by_field_name("key")?;
             (self.text(k).trim_matches(['"', '\'']) == key)
-                .then(|| pair.child_by_field_name("value").map(|v| self.text(v).to_string()))
+                .then(|| {
+                    pair.child_by_field_name("value")
+                        .map(|v| self.text(v).to_string())
+                })
                 .flatten()
         });
         found
@@ -592,7 +756,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .child_by_field_name("arguments")
             .map(|a| {
                 let mut cursor = a.walk();
-                a.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect()
+                a.named_children(&mut cursor)
+                    .filter(|c| c.kind() != "comment")
+                    .collect()
             })
             .unwrap_or_default();
         let args: Vec<Value> = argument_nodes.iter().map(|a| self.expression(*a)).collect();
@@ -603,12 +769,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::unknown();
         };
         let module_call = match function.kind() {
-            "member_expression" => function.child_by_field_name("object").is_some_and(|o| self.is_module(o)),
+            "member_expression" => function
+                .child_by_field_name("object")
+                .is_some_and(|o| self.is_module(o)),
             _ => true,
         };
-        let name = if module_call { self.callee(function) } else { None };
+        let name = if module_call {
+            self.callee(function)
+        } else {
+            None
+        };
         // Objects the pass made (a socket, a process) answer methods, not module calls.
-        let Some(name) = name.filter(|n| !n.starts_with("socket.") && !n.starts_with("process:")) else {
+        let Some(name) = name.filter(|n| !n.starts_with("socket.") && !n.starts_with("process:"))
+        else {
             return self.method(function, &argument_nodes, &args, &at);
         };
         if let Some(defined) = self.functions.get(&name).copied() {
@@ -631,14 +804,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if name == "setInterval" {
             if let Some(callback) = argument_nodes.first() {
                 let text = self.text(*callback);
-                let grows = [".push(", "Buffer.alloc", "+=", ".concat("].iter().any(|w| text.contains(w));
+                let grows = [".push(", "Buffer.alloc", "+=", ".concat("]
+                    .iter()
+                    .any(|w| text.contains(w));
                 if grows && !self.code.text.contains("clearInterval") {
                     self.flow.endless_loop(&at, false);
                 }
             }
         }
-        if (name == "child_process.fork" || name.ends_with(".spawn") || name.ends_with(".spawnSync"))
-            && args.iter().any(|a| a.consts.iter().any(|c| c == "./skill/index.js") || a.origin(Source::Input).is_some_and(|o| o.what == "process.argv"))
+        if (name == "child_process.fork"
+            || name.ends_with(".spawn")
+            || name.ends_with(".spawnSync"))
+            && args.iter().any(|a| {
+                a.consts.iter().any(|c| c == "./skill/index.js")
+                    || a.origin(Source::Input)
+                        .is_some_and(|o| o.what == "process.argv")
+            })
             && self.code.text.contains("__filename")
         {
             self.flow.emit(
@@ -659,8 +840,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
             };
         }
         if EVALS.contains(&name.as_str()) || (constructed && name == "Function") {
-            let code = if name == "Function" { args.last().cloned().unwrap_or_default() } else { first.clone() };
-            if !(matches!(name.as_str(), "setTimeout" | "setInterval") && code.consts.is_empty() && code.taint.is_empty() && !code.built) {
+            let code = if name == "Function" {
+                args.last().cloned().unwrap_or_default()
+            } else {
+                first.clone()
+            };
+            if !(matches!(name.as_str(), "setTimeout" | "setInterval")
+                && code.consts.is_empty()
+                && code.taint.is_empty()
+                && !code.built)
+            {
                 self.flow.run_code(&code, "JavaScript", &at);
             }
             return Value::unknown();
@@ -670,21 +859,36 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return first.derived();
         }
         if SPAWNS.contains(&name.as_str()) {
-            let shell = self.property(options, "shell").is_some_and(|s| s != "false");
+            let shell = self
+                .property(options, "shell")
+                .is_some_and(|s| s != "false");
             let mut argv = vec![first.clone()];
-            if let Some(Value { object: Object::List(items), .. }) = args.get(1) {
+            if let Some(Value {
+                object: Object::List(items),
+                ..
+            }) = args.get(1)
+            {
                 argv.extend(items.iter().cloned());
             }
             if name.ends_with("fork") {
                 argv.insert(0, Value::literal("node"));
             }
             if shell {
-                let joined = Value::concat(&argv.iter().flat_map(|a| [a.clone(), Value::literal(" ")]).collect::<Vec<_>>());
+                let joined = Value::concat(
+                    &argv
+                        .iter()
+                        .flat_map(|a| [a.clone(), Value::literal(" ")])
+                        .collect::<Vec<_>>(),
+                );
                 self.shell_string(&joined, &at);
                 return Value::unknown();
             }
             let mut process = shell::run_argv(self.flow, self.code, &argv, &at);
-            if first.consts.iter().any(|p| super::python::is_shell_program(p)) {
+            if first
+                .consts
+                .iter()
+                .any(|p| super::python::is_shell_program(p))
+            {
                 process.object = Object::Module("process:shell".into());
             }
             return process;
@@ -694,12 +898,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if WRITES.contains(&name.as_str()) || APPENDS.contains(&name.as_str()) {
             let data = args.get(1).cloned().unwrap_or_default();
-            self.flow.write_path(&first, &data, APPENDS.contains(&name.as_str()), &at);
+            self.flow
+                .write_path(&first, &data, APPENDS.contains(&name.as_str()), &at);
             return Value::unknown();
         }
         if name == "fs.createWriteStream" {
-            let append = self.property(options, "flags").is_some_and(|f| f.contains('a'));
-            return Value::object(Object::File { path: Box::new(first), write: true, append });
+            let append = self
+                .property(options, "flags")
+                .is_some_and(|f| f.contains('a'));
+            return Value::object(Object::File {
+                path: Box::new(first),
+                write: true,
+                append,
+            });
         }
         if COPIES.contains(&name.as_str()) {
             if let Some(destination) = args.get(1) {
@@ -710,7 +921,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if REMOVES.contains(&name.as_str()) {
             for path in &first.consts {
-                self.flow.recheck(&format!("rm -rf {path}"), "as the shell command it amounts to", &at);
+                self.flow.recheck(
+                    &format!("rm -rf {path}"),
+                    "as the shell command it amounts to",
+                    &at,
+                );
             }
             return Value::unknown();
         }
@@ -728,9 +943,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 parts.push(arg.clone());
             }
-            let mut out = Value::concat(&parts);
-            out.built = false;
-            return out;
+            return Value::concat(&parts);
         }
         if FETCHES.contains(&name.as_str()) || CONNECTIONS.contains(&name.as_str()) {
             self.flow.send(&format!("`{name}`"), &all, &at);
@@ -739,8 +952,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 fetched.object = Object::Module("socket".into());
             }
             // The callback is given what was fetched (`https.get(url, (res) => …)`).
-            for callback in argument_nodes.iter().filter(|a| matches!(a.kind(), "arrow_function" | "function_expression" | "function")) {
-                self.call_function(*callback, std::slice::from_ref(&fetched));
+            for callback in argument_nodes.iter().filter(|a| {
+                matches!(
+                    a.kind(),
+                    "arrow_function" | "function_expression" | "function"
+                )
+            }) {
+                self.callbacks.push((*callback, fetched.clone()));
             }
             return fetched;
         }
@@ -753,16 +971,32 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::unknown();
         }
         if matches!(name.as_str(), "Buffer.from" | "atob") {
-            let encoding = args.get(1).and_then(|e| e.consts.first().cloned()).unwrap_or_default();
+            let encoding = args
+                .get(1)
+                .and_then(|e| e.consts.first().cloned())
+                .unwrap_or_default();
             if name == "atob" || matches!(encoding.as_str(), "base64" | "hex" | "base64url") {
-                return first.derived().tainted(Origin { source: Source::Decoded, what: format!("text hidden in {}", if name == "atob" { "base64" } else { &encoding }), at: at.clone() });
+                return first.derived().tainted(Origin {
+                    source: Source::Decoded,
+                    what: format!(
+                        "text hidden in {}",
+                        if name == "atob" { "base64" } else { &encoding }
+                    ),
+                    at: at.clone(),
+                });
             }
             return first;
         }
-        if matches!(name.as_str(), "btoa" | "zlib.gzipSync" | "zlib.deflateSync" | "zlib.brotliCompressSync") {
+        if matches!(
+            name.as_str(),
+            "btoa" | "zlib.gzipSync" | "zlib.deflateSync" | "zlib.brotliCompressSync"
+        ) {
             return self.flow.encode(&first, &format!("`{name}`"), &at);
         }
-        if matches!(name.as_str(), "os.hostname" | "os.userInfo" | "os.networkInterfaces") {
+        if matches!(
+            name.as_str(),
+            "os.hostname" | "os.userInfo" | "os.networkInterfaces"
+        ) {
             return Value::unknown();
         }
         let mut out = Value::unknown();
@@ -772,18 +1006,32 @@ impl<'t> Walker<'_, '_, '_, 't> {
         out
     }
 
-    fn method(&mut self, function: Node<'t>, argument_nodes: &[Node<'t>], args: &[Value], at: &Place) -> Value {
+    fn method(
+        &mut self,
+        function: Node<'t>,
+        argument_nodes: &[Node<'t>],
+        args: &[Value],
+        at: &Place,
+    ) -> Value {
         let first = args.first().cloned().unwrap_or_default();
         let (receiver, method) = match function.kind() {
             "member_expression" => (
-                function.child_by_field_name("object").map_or_else(Value::unknown, |o| self.expression(o)),
-                function.child_by_field_name("property").map(|p| self.text(p).to_string()).unwrap_or_default(),
+                function
+                    .child_by_field_name("object")
+                    .map_or_else(Value::unknown, |o| self.expression(o)),
+                function
+                    .child_by_field_name("property")
+                    .map(|p| self.text(p).to_string())
+                    .unwrap_or_default(),
             ),
             _ => (self.expression(function), String::new()),
         };
         let all: Vec<&Value> = args.iter().collect();
         let is = |value: &Value, prefix: &str| matches!(&value.object, Object::Module(m) if m.starts_with(prefix));
-        if method == "pipe" && ((is(&receiver, "socket") && is(&first, "process:shell")) || (is(&receiver, "process:shell") && is(&first, "socket"))) {
+        if method == "pipe"
+            && ((is(&receiver, "socket") && is(&first, "process:shell"))
+                || (is(&receiver, "process:shell") && is(&first, "socket")))
+        {
             self.flow.emit(
                 at,
                 Hit {
@@ -803,9 +1051,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 first.clone()
             }
-            ("on" | "once", _) if is(&receiver, "socket") || receiver.origin(Source::Network).is_some() => {
+            ("on" | "once", _)
+                if is(&receiver, "socket") || receiver.origin(Source::Network).is_some() =>
+            {
                 // `res.on('data', (chunk) => …)`: the callback is given what arrives.
-                for callback in argument_nodes.iter().filter(|a| matches!(a.kind(), "arrow_function" | "function_expression" | "function")) {
+                for callback in argument_nodes.iter().filter(|a| {
+                    matches!(
+                        a.kind(),
+                        "arrow_function" | "function_expression" | "function"
+                    )
+                }) {
                     self.call_function(*callback, std::slice::from_ref(&receiver));
                 }
                 Value::unknown()
@@ -814,7 +1069,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.send("a network connection", &all, at);
                 Value::unknown()
             }
-            ("write" | "end", Object::File { path, write: true, append }) => {
+            (
+                "write" | "end",
+                Object::File {
+                    path,
+                    write: true,
+                    append,
+                },
+            ) => {
                 let path = (**path).clone();
                 self.flow.write_path(&path, &first, *append, at);
                 Value::unknown()
@@ -823,10 +1085,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.send("a network connection", &all, at);
                 Value::unknown()
             }
-            ("toString", _) if first.consts.iter().any(|c| c == "base64" || c == "hex" || c == "base64url") => {
-                self.flow.encode(&receiver, &format!("`.toString('{}')`", first.consts[0]), at)
+            ("toString", _)
+                if first
+                    .consts
+                    .iter()
+                    .any(|c| c == "base64" || c == "hex" || c == "base64url") =>
+            {
+                self.flow.encode(
+                    &receiver,
+                    &format!("`.toString('{}')`", first.consts[0]),
+                    at,
+                )
             }
-            ("query" | "execute" | "exec" | "run" | "all" | "get" | "prepare" | "raw" | "unsafe", _) if first.built => {
+            (
+                "query" | "execute" | "exec" | "run" | "all" | "get" | "prepare" | "raw" | "unsafe",
+                _,
+            ) if first.built => {
                 self.flow.query(&first, at);
                 receiver.derived()
             }
@@ -880,9 +1154,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 let head = text.split(')').next().unwrap_or("").replace(' ', "");
                 head.ends_with(";;") || head == "for(;;"
             }
-            _ => node
-                .child_by_field_name("condition")
-                .is_some_and(|c| matches!(self.text(c).trim_matches(['(', ')', ' ']), "true" | "1" | "!0" | "!false")),
+            _ => node.child_by_field_name("condition").is_some_and(|c| {
+                matches!(
+                    self.text(c).trim_matches(['(', ')', ' ']),
+                    "true" | "1" | "!0" | "!false"
+                )
+            }),
         };
         if !endless {
             return;
@@ -891,13 +1168,27 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return;
         };
         let body_text = self.text(body);
-        if ["break", "return", "throw", "process.exit"].iter().any(|w| body_text.contains(w)) {
+        if ["break", "return", "throw", "process.exit"]
+            .iter()
+            .any(|w| body_text.contains(w))
+        {
             return;
         }
-        let forks = ["fork(", "spawn(", "exec(", "execSync(", "new Worker("].iter().any(|w| body_text.contains(w));
-        let grows = [".push(", "+=", ".concat(", "Buffer.alloc", "writeFileSync(", "appendFileSync(", ".write(", ".repeat("]
+        let forks = ["fork(", "spawn(", "exec(", "execSync(", "new Worker("]
             .iter()
             .any(|w| body_text.contains(w));
+        let grows = [
+            ".push(",
+            "+=",
+            ".concat(",
+            "Buffer.alloc",
+            "writeFileSync(",
+            "appendFileSync(",
+            ".write(",
+            ".repeat(",
+        ]
+        .iter()
+        .any(|w| body_text.contains(w));
         if forks || grows {
             let at = self.place(node);
             self.flow.endless_loop(&at, forks);
@@ -910,10 +1201,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         let text = self.text(body);
         let calls_itself = text.contains(&format!("{name}("));
-        let can_stop = ["if", "?", "while", "for", "throw", "&&", "||", "catch", "switch"]
-            .iter()
-            .any(|w| text.contains(w))
-            || text.split("return").skip(1).any(|r| !r.trim_start().starts_with(&format!("{name}(")) && !r.trim_start().starts_with(&format!("await {name}(")));
+        let can_stop = [
+            "if", "?", "while", "for", "throw", "&&", "||", "catch", "switch",
+        ]
+        .iter()
+        .any(|w| text.contains(w))
+            || text.split("return").skip(1).any(|r| {
+                !r.trim_start().starts_with(&format!("{name}("))
+                    && !r.trim_start().starts_with(&format!("await {name}("))
+            });
         if calls_itself && !can_stop {
             self.flow.emit(
                 at,
@@ -933,7 +1229,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
 /// (`(req, res) => …` in every Node server framework).
 fn parameter_value(name: &str, at: &Place) -> Value {
     if matches!(name, "req" | "request" | "ctx" | "event") {
-        Value::from_source(Source::Network, format!("a request from the network (`{name}`)"), at)
+        Value::from_source(
+            Source::Network,
+            format!("a request from the network (`{name}`)"),
+            at,
+        )
     } else {
         Value::from_source(Source::Input, format!("the parameter `{name}`"), at)
     }

@@ -128,13 +128,16 @@ pub(super) fn units_of_markdown(file: &str, document: &Document) -> (Vec<Unit>, 
                 .split_once(['.', ')'])
                 .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
     };
-    for line in document.lines.iter().filter(|l| {
-        !l.code && !l.hidden && !l.discussed && !l.counterexample && is_step(&l.text)
-    }) {
+    for line in document
+        .lines
+        .iter()
+        .filter(|l| !l.code && !l.hidden && !l.discussed && !l.counterexample && is_step(&l.text))
+    {
         for span in line.text.split('`').skip(1).step_by(2) {
             let span = span.trim();
-            let starts_like_a_command = span
-                .starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '~' | '$'));
+            let starts_like_a_command = span.starts_with(|c: char| {
+                c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '~' | '$')
+            });
             if span.contains(' ') && starts_like_a_command {
                 units.push(Unit {
                     file: file.to_string(),
@@ -271,10 +274,7 @@ fn analyze_nested(flow: &mut Flow, outer: &Code, language: Language, text: &str,
 fn unquote(text: &str) -> &str {
     let text = text.trim();
     for quote in ["'''", "\"\"\"", "'", "\"", "`"] {
-        if let Some(inner) = text
-            .strip_prefix(quote)
-            .and_then(|t| t.strip_suffix(quote))
-        {
+        if let Some(inner) = text.strip_prefix(quote).and_then(|t| t.strip_suffix(quote)) {
             return inner;
         }
     }

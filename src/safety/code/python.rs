@@ -42,60 +42,154 @@ const MAX_CALL_DEPTH: usize = 3;
 
 /// Calls that send their arguments to another machine.
 const SENDS: &[&str] = &[
-    "requests.post", "requests.put", "requests.patch", "requests.request", "httpx.post",
-    "httpx.put", "httpx.patch", "httpx.request", "urllib.request.Request", "aiohttp.ClientSession.post",
-    "socket.create_connection", "smtplib.SMTP", "ftplib.FTP",
+    "requests.post",
+    "requests.put",
+    "requests.patch",
+    "requests.request",
+    "httpx.post",
+    "httpx.put",
+    "httpx.patch",
+    "httpx.request",
+    "urllib.request.Request",
+    "aiohttp.ClientSession.post",
+    "socket.create_connection",
+    "smtplib.SMTP",
+    "ftplib.FTP",
 ];
 /// Calls that fetch (and send their URL and parameters).
 const FETCHES: &[&str] = &[
-    "requests.get", "requests.head", "httpx.get", "urllib.request.urlopen", "urllib.urlopen",
-    "urllib2.urlopen", "urlopen", "urllib.request.urlretrieve", "urlretrieve", "requests.Session.get",
+    "requests.get",
+    "requests.head",
+    "httpx.get",
+    "urllib.request.urlopen",
+    "urllib.urlopen",
+    "urllib2.urlopen",
+    "urlopen",
+    "urllib.request.urlretrieve",
+    "urlretrieve",
+    "requests.Session.get",
 ];
 /// Calls that look a name up in DNS.
 const RESOLVES: &[&str] = &[
-    "socket.gethostbyname", "socket.gethostbyname_ex", "socket.getaddrinfo",
-    "dns.resolver.resolve", "dns.resolver.query",
+    "socket.gethostbyname",
+    "socket.gethostbyname_ex",
+    "socket.getaddrinfo",
+    "dns.resolver.resolve",
+    "dns.resolver.query",
 ];
 /// Calls that run a command through a shell.
 const SHELL_CALLS: &[&str] = &[
-    "os.system", "os.popen", "commands.getoutput", "subprocess.getoutput",
-    "subprocess.getstatusoutput", "os.popen2", "os.popen3",
+    "os.system",
+    "os.popen",
+    "commands.getoutput",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "os.popen2",
+    "os.popen3",
 ];
 /// Calls that start a program from an argument vector (a shell only with `shell=True`).
 const SPAWNS: &[&str] = &[
-    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
-    "subprocess.Popen", "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
-    "os.execvp", "os.execv", "os.spawnvp", "os.spawnlp", "pty.spawn",
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+    "os.execvp",
+    "os.execv",
+    "os.spawnvp",
+    "os.spawnlp",
+    "pty.spawn",
 ];
 const ENCODES: &[&str] = &[
-    "base64.b64encode", "base64.b32encode", "base64.b16encode", "base64.b85encode",
-    "base64.a85encode", "base64.urlsafe_b64encode", "base64.encodebytes",
-    "base64.standard_b64encode", "binascii.hexlify", "binascii.b2a_base64", "binascii.b2a_hex",
-    "codecs.encode", "zlib.compress", "gzip.compress", "bz2.compress", "lzma.compress",
+    "base64.b64encode",
+    "base64.b32encode",
+    "base64.b16encode",
+    "base64.b85encode",
+    "base64.a85encode",
+    "base64.urlsafe_b64encode",
+    "base64.encodebytes",
+    "base64.standard_b64encode",
+    "binascii.hexlify",
+    "binascii.b2a_base64",
+    "binascii.b2a_hex",
+    "codecs.encode",
+    "zlib.compress",
+    "gzip.compress",
+    "bz2.compress",
+    "lzma.compress",
 ];
 const DECODES: &[&str] = &[
-    "base64.b64decode", "base64.b32decode", "base64.b16decode", "base64.b85decode",
-    "base64.a85decode", "base64.urlsafe_b64decode", "base64.decodebytes",
-    "base64.standard_b64decode", "binascii.unhexlify", "binascii.a2b_base64", "binascii.a2b_hex",
-    "bytes.fromhex", "codecs.decode", "zlib.decompress", "gzip.decompress", "bz2.decompress",
+    "base64.b64decode",
+    "base64.b32decode",
+    "base64.b16decode",
+    "base64.b85decode",
+    "base64.a85decode",
+    "base64.urlsafe_b64decode",
+    "base64.decodebytes",
+    "base64.standard_b64decode",
+    "binascii.unhexlify",
+    "binascii.a2b_base64",
+    "binascii.a2b_hex",
+    "bytes.fromhex",
+    "codecs.decode",
+    "zlib.decompress",
+    "gzip.decompress",
+    "bz2.decompress",
     "lzma.decompress",
 ];
 /// Calls that run text as Python.
-const EVALS: &[&str] = &["eval", "exec", "builtins.eval", "builtins.exec", "execfile", "runpy.run_path"];
+const EVALS: &[&str] = &[
+    "eval",
+    "exec",
+    "builtins.eval",
+    "builtins.exec",
+    "execfile",
+    "runpy.run_path",
+];
 /// Calls that turn bytes into objects by running code (`pickle`): risky on fetched data.
-const UNPICKLES: &[&str] = &["pickle.loads", "pickle.load", "marshal.loads", "dill.loads", "cloudpickle.loads"];
+const UNPICKLES: &[&str] = &[
+    "pickle.loads",
+    "pickle.load",
+    "marshal.loads",
+    "dill.loads",
+    "cloudpickle.loads",
+];
 /// Calls that return their (first) argument as a path.
 const PATH_OF: &[&str] = &[
-    "os.path.expanduser", "os.path.expandvars", "os.path.abspath", "os.path.realpath",
-    "os.path.normpath", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "Path",
-    "PurePath", "PosixPath", "str", "os.fspath", "compile",
+    "os.path.expanduser",
+    "os.path.expandvars",
+    "os.path.abspath",
+    "os.path.realpath",
+    "os.path.normpath",
+    "pathlib.Path",
+    "pathlib.PurePath",
+    "pathlib.PosixPath",
+    "Path",
+    "PurePath",
+    "PosixPath",
+    "str",
+    "os.fspath",
+    "compile",
 ];
 const PATH_JOINS: &[&str] = &["os.path.join", "posixpath.join", "os.sep.join"];
 const COPIES: &[&str] = &[
-    "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
+    "shutil.copy",
+    "shutil.copy2",
+    "shutil.copyfile",
+    "shutil.copytree",
+    "shutil.move",
+    "os.rename",
     "os.replace",
 ];
-const REMOVES: &[&str] = &["shutil.rmtree", "os.removedirs", "os.rmdir", "os.remove", "os.unlink"];
+const REMOVES: &[&str] = &[
+    "shutil.rmtree",
+    "os.removedirs",
+    "os.rmdir",
+    "os.remove",
+    "os.unlink",
+];
 
 impl<'t> Walker<'_, '_, '_, 't> {
     fn place(&self, node: Node) -> Place {
@@ -179,7 +273,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     self.block(body);
                 }
             }
-                        "block" | "module" => self.block(node),
+            "block" | "module" => self.block(node),
             "if_statement" | "elif_clause" | "try_statement" | "except_clause" | "else_clause"
             | "finally_clause" | "match_statement" | "case_clause" => {
                 if let Some(condition) = node.child_by_field_name("condition") {
@@ -209,7 +303,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         for child in children {
             if matches!(
                 child.kind(),
-                "block" | "elif_clause" | "else_clause" | "except_clause" | "finally_clause"
+                "block"
+                    | "elif_clause"
+                    | "else_clause"
+                    | "except_clause"
+                    | "finally_clause"
                     | "case_clause"
             ) {
                 self.statement(child);
@@ -222,15 +320,23 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let names: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
         for name in names {
             if name.kind() == "aliased_import" {
-                let module = name.child_by_field_name("name").map(|n| self.text(n).to_string());
-                let alias = name.child_by_field_name("alias").map(|n| self.text(n).to_string());
+                let module = name
+                    .child_by_field_name("name")
+                    .map(|n| self.text(n).to_string());
+                let alias = name
+                    .child_by_field_name("alias")
+                    .map(|n| self.text(n).to_string());
                 if let (Some(module), Some(alias)) = (module, alias) {
-                    self.scope.vars.insert(alias, Value::object(Object::Module(module)));
+                    self.scope
+                        .vars
+                        .insert(alias, Value::object(Object::Module(module)));
                 }
             } else {
                 let full = self.text(name).to_string();
                 let top = full.split('.').next().unwrap_or(&full).to_string();
-                self.scope.vars.insert(top.clone(), Value::object(Object::Module(top)));
+                self.scope
+                    .vars
+                    .insert(top.clone(), Value::object(Object::Module(top)));
             }
         }
     }
@@ -245,8 +351,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
         for name in names {
             let (imported, alias) = if name.kind() == "aliased_import" {
                 (
-                    name.child_by_field_name("name").map(|n| self.text(n).to_string()),
-                    name.child_by_field_name("alias").map(|n| self.text(n).to_string()),
+                    name.child_by_field_name("name")
+                        .map(|n| self.text(n).to_string()),
+                    name.child_by_field_name("alias")
+                        .map(|n| self.text(n).to_string()),
                 )
             } else {
                 let n = self.text(name).to_string();
@@ -276,7 +384,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     if param != "self" && param != "cls" {
                         self.scope.vars.insert(
                             param.clone(),
-                            Value::from_source(Source::Input, format!("the parameter `{param}`"), &at),
+                            Value::from_source(
+                                Source::Input,
+                                format!("the parameter `{param}`"),
+                                &at,
+                            ),
                         );
                         params.push(param);
                     }
@@ -305,7 +417,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// Runs a function of the skill's own with its parameters bound to `args`; returns what
     /// it returns.
-    fn call_function(&mut self, params: &[String], body: Node<'t>, args: &[Value], keywords: &[(String, Value)]) -> Value {
+    fn call_function(
+        &mut self,
+        params: &[String],
+        body: Node<'t>,
+        args: &[Value],
+        keywords: &[(String, Value)],
+    ) -> Value {
         if self.calls >= MAX_CALL_DEPTH {
             let mut out = Value::unknown();
             for arg in args {
@@ -449,9 +567,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     return match name.as_str() {
                         "sys.argv" => Value::from_source(Source::Input, "sys.argv", &at),
                         _ if name.starts_with("request.") || name == "self.path" => {
-                            Value::from_source(Source::Network, format!("a request from the network (`{name}`)"), &at)
+                            Value::from_source(
+                                Source::Network,
+                                format!("a request from the network (`{name}`)"),
+                                &at,
+                            )
                         }
-                        "os.environ" => Value::from_source(Source::Secret, "the whole environment (os.environ)", &at),
+                        "os.environ" => Value::from_source(
+                            Source::Secret,
+                            "the whole environment (os.environ)",
+                            &at,
+                        ),
                         "os.sep" => Value::literal("/"),
                         _ => Value::object(Object::Module(name)),
                     };
@@ -472,9 +598,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out.object = Object::List(items);
                 out
             }
-            "list_comprehension" | "generator_expression" | "set_comprehension"
-            | "dictionary_comprehension" | "pair" | "boolean_operator" | "comparison_operator"
-            | "not_operator" | "unary_operator" | "lambda" | "keyword_argument" => {
+            "list_comprehension"
+            | "generator_expression"
+            | "set_comprehension"
+            | "dictionary_comprehension"
+            | "pair"
+            | "boolean_operator"
+            | "comparison_operator"
+            | "not_operator"
+            | "unary_operator"
+            | "lambda"
+            | "keyword_argument" => {
                 let parts = self.children_values(node);
                 let mut out = Value::unknown();
                 for p in &parts {
@@ -633,7 +767,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 if let Some(name) = key.consts.first() {
                     return self.flow.read_env(name, &at);
                 }
-                return Value::from_source(Source::Secret, "the whole environment (os.environ)", &at);
+                return Value::from_source(
+                    Source::Secret,
+                    "the whole environment (os.environ)",
+                    &at,
+                );
             }
             let container = self.expression(container_node);
             if let Object::List(items) = &container.object {
@@ -664,7 +802,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let first = positional.first().cloned().unwrap_or_default();
         let name = function.and_then(|f| self.callee(f));
         // A method on a value: `x.read()`, `f.write(d)`, `s.format(a)`.
-        if name.is_none() || matches!(function.map(|f| f.kind()), Some("attribute")) && !self.is_module_call(function) {
+        if name.is_none()
+            || matches!(function.map(|f| f.kind()), Some("attribute"))
+                && !self.is_module_call(function)
+        {
             if let Some(function) = function.filter(|f| f.kind() == "attribute") {
                 let receiver = function
                     .child_by_field_name("object")
@@ -680,7 +821,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out.absorb(arg);
             }
             // A function reached by a hidden name (`getattr(b, "".join(map(chr, …)))`).
-            if let Some(function) = function.filter(|f| matches!(f.kind(), "call" | "subscript")) {
+            if let Some(function) =
+                function.filter(|f| matches!(f.kind(), "call" | "subscript" | "identifier"))
+            {
                 let callee = self.expression(function);
                 if let Some(origin) = callee.origin(Source::Decoded) {
                     self.flow.emit(
@@ -693,7 +836,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                             source: Some(origin.at.clone()),
                         },
                     );
-                    self.flow.run_code(&out, "Python (through the hidden function)", &at);
+                    self.flow
+                        .run_code(&out, "Python (through the hidden function)", &at);
                 }
             }
             return out;
@@ -717,7 +861,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
             && keyword("Loader").is_none_or(|l| !l.consts.iter().any(|c| c.contains("Safe")));
         if UNPICKLES.contains(&name.as_str()) || unsafe_yaml {
             if first.origin(Source::Network).is_some() || first.origin(Source::Decoded).is_some() {
-                self.flow.run_code(&first, "a pickle (which runs code as it loads)", &at);
+                self.flow
+                    .run_code(&first, "a pickle (which runs code as it loads)", &at);
             }
             return first.derived();
         }
@@ -744,7 +889,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return first.derived();
         }
         if SPAWNS.contains(&name.as_str()) {
-            let shell = keyword("shell").is_some_and(|s| s.consts.first().is_some_and(|c| c == "True"))
+            let shell = keyword("shell")
+                .is_some_and(|s| s.consts.first().is_some_and(|c| c == "True"))
                 || name.ends_with("_shell");
             match (&first.object, shell) {
                 (Object::List(argv), false) => {
@@ -752,7 +898,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     return shell::run_argv(self.flow, self.code, &argv, &at);
                 }
                 (Object::List(argv), true) => {
-                    let joined = Value::concat(&argv.iter().flat_map(|a| [a.clone(), Value::literal(" ")]).collect::<Vec<_>>());
+                    let joined = Value::concat(
+                        &argv
+                            .iter()
+                            .flat_map(|a| [a.clone(), Value::literal(" ")])
+                            .collect::<Vec<_>>(),
+                    );
                     self.shell_string(&joined, &at);
                 }
                 (_, true) => self.shell_string(&first, &at),
@@ -764,9 +915,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return first.derived();
         }
         if name == "open" || name == "io.open" || name == "codecs.open" || name == "os.open" {
-            let mode = positional.get(1).cloned().or_else(|| keyword("mode")).and_then(|m| m.consts.first().cloned()).unwrap_or_default();
+            let mode = positional
+                .get(1)
+                .cloned()
+                .or_else(|| keyword("mode"))
+                .and_then(|m| m.consts.first().cloned())
+                .unwrap_or_default();
             let write = mode.contains(['w', 'a', 'x', '+']);
-            let mut out = if write { Value::unknown() } else { self.flow.read_path(&first, &at) };
+            let mut out = if write {
+                Value::unknown()
+            } else {
+                self.flow.read_path(&first, &at)
+            };
             out.object = Object::File {
                 path: Box::new(first.clone()),
                 write,
@@ -776,7 +936,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if name == "getattr" {
             let attribute = positional.get(1).cloned().unwrap_or_default();
-            if let (Some(Value { object: Object::Module(module), .. }), Some(attr)) = (positional.first(), attribute.consts.first()) {
+            if let (
+                Some(Value {
+                    object: Object::Module(module),
+                    ..
+                }),
+                Some(attr),
+            ) = (positional.first(), attribute.consts.first())
+            {
                 return Value::object(Object::Module(format!("{module}.{attr}")));
             }
             let mut out = first.derived();
@@ -795,19 +962,37 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 None => Value::unknown(),
             };
         }
-        if matches!(name.as_str(), "os.environ.copy" | "os.environ.items" | "os.environ.values") {
+        if matches!(
+            name.as_str(),
+            "os.environ.copy" | "os.environ.items" | "os.environ.values"
+        ) {
             return Value::from_source(Source::Secret, "the whole environment (os.environ)", &at);
         }
-        if name == "input" || name == "sys.stdin.read" || name == "sys.stdin.readline" || name.ends_with("parse_args") || name == "getpass.getpass" {
+        if name == "input"
+            || name == "sys.stdin.read"
+            || name == "sys.stdin.readline"
+            || name.ends_with("parse_args")
+            || name == "getpass.getpass"
+        {
             return Value::from_source(Source::Input, format!("`{name}()`"), &at);
         }
-        if matches!(name.as_str(), "pathlib.Path.home" | "Path.home" | "os.path.expanduser") && positional.is_empty() {
+        if matches!(
+            name.as_str(),
+            "pathlib.Path.home" | "Path.home" | "os.path.expanduser"
+        ) && positional.is_empty()
+        {
             return Value::literal("~");
         }
         if matches!(name.as_str(), "os.getcwd" | "pathlib.Path.cwd" | "Path.cwd") {
             return Value::literal(".");
         }
-        if matches!(name.as_str(), "tempfile.gettempdir" | "tempfile.mkdtemp" | "tempfile.mkstemp" | "tempfile.NamedTemporaryFile") {
+        if matches!(
+            name.as_str(),
+            "tempfile.gettempdir"
+                | "tempfile.mkdtemp"
+                | "tempfile.mkstemp"
+                | "tempfile.NamedTemporaryFile"
+        ) {
             return Value::concat(&[Value::literal("/tmp/"), Value::unknown()]);
         }
         if name == "os.dup2" && first.object == Object::Module("socket.socket".into()) {
@@ -853,7 +1038,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
             self.flow.send("a DNS look-up", &all, &at);
             return Value::unknown();
         }
-        if matches!(name.as_str(), "socket.socket" | "http.client.HTTPConnection" | "http.client.HTTPSConnection" | "ssl.wrap_socket" | "telnetlib.Telnet") {
+        if matches!(
+            name.as_str(),
+            "socket.socket"
+                | "http.client.HTTPConnection"
+                | "http.client.HTTPSConnection"
+                | "ssl.wrap_socket"
+                | "telnetlib.Telnet"
+        ) {
             return Value::object(Object::Module("socket.socket".into()));
         }
         if COPIES.contains(&name.as_str()) {
@@ -865,7 +1057,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if name == "shutil.make_archive" {
             if let Some(base) = positional.first() {
-                let root = positional.get(2).cloned().or_else(|| keyword("root_dir")).unwrap_or_default();
+                let root = positional
+                    .get(2)
+                    .cloned()
+                    .or_else(|| keyword("root_dir"))
+                    .unwrap_or_default();
                 let data = self.flow.read_path(&root, &at);
                 let archive = Value::concat(&[base.clone(), Value::literal(".zip")]);
                 self.flow.copy(&data, &archive, &at);
@@ -875,25 +1071,58 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if REMOVES.contains(&name.as_str()) {
             for path in first.consts.iter() {
-                self.flow.recheck(&format!("rm -rf {path}"), "as the shell command it amounts to", &at);
+                self.flow.recheck(
+                    &format!("rm -rf {path}"),
+                    "as the shell command it amounts to",
+                    &at,
+                );
             }
             return Value::unknown();
         }
-        if matches!(name.as_str(), "zipfile.ZipFile" | "tarfile.open" | "tarfile.TarFile") {
-            let mode = positional.get(1).cloned().or_else(|| keyword("mode")).and_then(|m| m.consts.first().cloned()).unwrap_or_default();
+        if matches!(
+            name.as_str(),
+            "zipfile.ZipFile" | "tarfile.open" | "tarfile.TarFile"
+        ) {
+            let mode = positional
+                .get(1)
+                .cloned()
+                .or_else(|| keyword("mode"))
+                .and_then(|m| m.consts.first().cloned())
+                .unwrap_or_default();
             return Value::object(Object::File {
                 path: Box::new(first.clone()),
                 write: mode.contains(['w', 'a', 'x']),
                 append: false,
             });
         }
-        if matches!(name.as_str(), "json.dumps" | "json.loads" | "str" | "bytes" | "repr" | "dict" | "list" | "sorted" | "bytearray" | "json.dump") {
+        if matches!(
+            name.as_str(),
+            "json.dumps"
+                | "json.loads"
+                | "str"
+                | "bytes"
+                | "repr"
+                | "dict"
+                | "list"
+                | "sorted"
+                | "bytearray"
+                | "json.dump"
+        ) {
             let mut out = Value::unknown();
             for arg in &all {
                 out.absorb(arg);
             }
             if name == "json.dump" {
-                if let Some(Value { object: Object::File { path, write: true, append }, .. }) = positional.get(1) {
+                if let Some(Value {
+                    object:
+                        Object::File {
+                            path,
+                            write: true,
+                            append,
+                        },
+                    ..
+                }) = positional.get(1)
+                {
                     self.flow.write_path(path, &first, *append, &at);
                 }
             }
@@ -912,7 +1141,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .filter(|f| f.kind() == "attribute")
             .and_then(|f| f.child_by_field_name("object"))
             .is_some_and(|o| match o.kind() {
-                "identifier" => matches!(self.scope.vars.get(self.text(o)), Some(Value { object: Object::Module(_), .. }) | None),
+                "identifier" => matches!(
+                    self.scope.vars.get(self.text(o)),
+                    Some(Value {
+                        object: Object::Module(_),
+                        ..
+                    }) | None
+                ),
                 "attribute" => self.module_path(o).is_some(),
                 "call" => matches!(self.expression(o).object, Object::Module(_)),
                 _ => false,
@@ -931,7 +1166,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let mut all: Vec<&Value> = positional.iter().collect();
         all.extend(keywords.iter().map(|(_, v)| v));
         match (method, &receiver.object) {
-            ("read" | "readlines" | "readline" | "read_text" | "read_bytes" | "__iter__", Object::File { path, write: false, .. }) => {
+            (
+                "read" | "readlines" | "readline" | "read_text" | "read_bytes" | "__iter__",
+                Object::File {
+                    path, write: false, ..
+                },
+            ) => {
                 let mut out = self.flow.read_path(path, at);
                 out.absorb(receiver);
                 out
@@ -952,7 +1192,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 out
             }
-            ("write" | "writelines" | "add" | "writestr", Object::File { path, write: true, append }) => {
+            (
+                "write" | "writelines" | "add" | "writestr",
+                Object::File {
+                    path,
+                    write: true,
+                    append,
+                },
+            ) => {
                 let mut data = first.clone();
                 data.absorb(&self.flow.read_path(&first, at));
                 if method == "writestr" {
@@ -962,9 +1209,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.write_path(&path, &data, *append, at);
                 Value::unknown()
             }
-            ("extractall" | "extract", Object::File { path, write: false, .. }) => {
+            (
+                "extractall" | "extract",
+                Object::File {
+                    path, write: false, ..
+                },
+            ) => {
                 let data = self.flow.read_path(path, at);
-                let destination = if first.consts.is_empty() && first.shape.is_none() { Value::literal(".") } else { first.clone() };
+                let destination = if first.consts.is_empty() && first.shape.is_none() {
+                    Value::literal(".")
+                } else {
+                    first.clone()
+                };
                 self.flow.copy(&data, &destination, at);
                 Value::unknown()
             }
@@ -972,7 +1228,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.write_path(receiver, &first, false, at);
                 Value::unknown()
             }
-            ("send" | "sendall" | "sendto" | "sendmail" | "send_message" | "storbinary" | "request" | "post" | "put" | "connect" | "write", Object::Module(m)) if m == "socket.socket" => {
+            (
+                "send" | "sendall" | "sendto" | "sendmail" | "send_message" | "storbinary"
+                | "request" | "post" | "put" | "connect" | "write",
+                Object::Module(m),
+            ) if m == "socket.socket" => {
                 self.flow.send("a network connection", &all, at);
                 Value::unknown()
             }
@@ -984,7 +1244,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.send(&format!("`.{method}()`"), &all, at);
                 Value::from_source(Source::Network, url_of(&first), at)
             }
-            ("execute" | "executemany" | "executescript" | "raw" | "read_sql" | "read_sql_query" | "mogrify", _) => {
+            (
+                "execute" | "executemany" | "executescript" | "raw" | "read_sql" | "read_sql_query"
+                | "mogrify",
+                _,
+            ) => {
                 self.flow.query(&first, at);
                 receiver.derived()
             }
@@ -1015,17 +1279,36 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 parts.extend(positional.iter().cloned());
                 join_path(&parts)
             }
-            ("expanduser" | "resolve" | "absolute" | "strip" | "rstrip" | "lstrip" | "lower" | "upper", _) => {
+            (
+                "expanduser" | "resolve" | "absolute" | "strip" | "rstrip" | "lstrip" | "lower"
+                | "upper",
+                _,
+            ) => {
                 let mut out = receiver.clone();
                 out.object = Object::Plain;
                 out
             }
             ("hex", _) => self.flow.encode(receiver, "`.hex()`", at),
-            ("encode", _) if first.consts.iter().any(|c| c.contains("rot") || c.contains("base64") || c.contains("hex")) => {
-                self.flow.encode(receiver, &format!("`.encode({})`", first.consts[0]), at)
+            ("encode", _)
+                if first
+                    .consts
+                    .iter()
+                    .any(|c| c.contains("rot") || c.contains("base64") || c.contains("hex")) =>
+            {
+                self.flow
+                    .encode(receiver, &format!("`.encode({})`", first.consts[0]), at)
             }
-            ("decode", _) if first.consts.iter().any(|c| c.contains("rot") || c.contains("base64") || c.contains("hex")) => {
-                receiver.derived().tainted(Origin { source: Source::Decoded, what: "encoded text".into(), at: at.clone() })
+            ("decode", _)
+                if first
+                    .consts
+                    .iter()
+                    .any(|c| c.contains("rot") || c.contains("base64") || c.contains("hex")) =>
+            {
+                receiver.derived().tainted(Origin {
+                    source: Source::Decoded,
+                    what: "encoded text".into(),
+                    at: at.clone(),
+                })
             }
             ("fileno" | "makefile", Object::Module(m)) if m == "socket.socket" => receiver.clone(),
             ("system" | "popen", Object::Module(_)) => {
@@ -1085,18 +1368,36 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return;
         };
         let body_text = self.text(body);
-        let exits = ["break", "return", "raise", "sys.exit", "exit(", "os._exit", "quit("]
-            .iter()
-            .any(|w| body_text.contains(w));
+        let exits = [
+            "break", "return", "raise", "sys.exit", "exit(", "os._exit", "quit(",
+        ]
+        .iter()
+        .any(|w| body_text.contains(w));
         if exits {
             return;
         }
-        let forks = ["os.fork(", "Popen(", "Process(", "Thread(", "subprocess.", "os.system("]
-            .iter()
-            .any(|w| body_text.contains(w));
-        let grows = [".append(", ".extend(", "+=", "*=", ".write(", "bytearray(", "os.makedirs(", "mkdir("]
-            .iter()
-            .any(|w| body_text.contains(w));
+        let forks = [
+            "os.fork(",
+            "Popen(",
+            "Process(",
+            "Thread(",
+            "subprocess.",
+            "os.system(",
+        ]
+        .iter()
+        .any(|w| body_text.contains(w));
+        let grows = [
+            ".append(",
+            ".extend(",
+            "+=",
+            "*=",
+            ".write(",
+            "bytearray(",
+            "os.makedirs(",
+            "mkdir(",
+        ]
+        .iter()
+        .any(|w| body_text.contains(w));
         if forks || grows {
             let at = self.place(node);
             self.flow.endless_loop(&at, forks);
@@ -1111,7 +1412,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let text = self.text(body);
         let calls_itself = text.contains(&format!("{name}("));
         let can_stop = [
-            "if ", "if(", "while ", "for ", "try:", " else ", "raise", "yield", "sys.exit", "return\n",
+            "if ", "if(", "while ", "for ", "try:", " else ", "raise", "yield", "sys.exit",
+            "return\n",
         ]
         .iter()
         .any(|w| text.contains(w))
@@ -1136,7 +1438,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
 /// `/bin/sh`, `bash`, `cmd.exe`: a program that is a shell.
 pub(super) fn is_shell_program(program: &str) -> bool {
     let base = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    matches!(base, "sh" | "bash" | "zsh" | "dash" | "ash" | "ksh" | "cmd.exe" | "powershell" | "pwsh" | "powershell.exe")
+    matches!(
+        base,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ash"
+            | "ksh"
+            | "cmd.exe"
+            | "powershell"
+            | "pwsh"
+            | "powershell.exe"
+    )
 }
 
 /// The values a loop over `iterable` binds.
@@ -1167,9 +1480,7 @@ fn join_path(parts: &[Value]) -> Value {
         }
         pieces.push(part.clone());
     }
-    let mut out = Value::concat(&pieces);
-    out.built = false;
-    out
+    Value::concat(&pieces)
 }
 
 fn url_of(value: &Value) -> String {

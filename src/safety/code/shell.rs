@@ -35,12 +35,18 @@ pub(super) fn run_argv(flow: &mut Flow, code: &Code, argv: &[Value], at: &Place)
     };
     if let Some(program) = argv.first() {
         let data = walker.flow.read_path(program, at);
-        walker.flow.run_code(&data.derived_if_tainted(), "a program", at);
+        walker
+            .flow
+            .run_code(&data.derived_if_tainted(), "a program", at);
     }
     let (name, args) = strip_wrappers(argv.to_vec());
     let words: Option<Vec<&String>> = args.iter().map(|a| a.consts.first()).collect();
     if let (false, Some(words)) = (name.is_empty(), words) {
-        let text = std::iter::once(&name).chain(words).cloned().collect::<Vec<_>>().join(" ");
+        let text = std::iter::once(&name)
+            .chain(words)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ");
         walker.flow.recheck(&text, "as the command it runs", at);
     }
     walker.run(&name, &args, &Value::unknown(), None, at)
@@ -86,11 +92,23 @@ const SECRET_PRINTERS: &[(&str, &str)] = &[
 const RESOLVERS: &[&str] = &["dig", "nslookup", "host", "drill", "ping", "resolvectl"];
 /// Commands that connect to another machine and send what they are given.
 const SENDERS: &[&str] = &[
-    "nc", "ncat", "netcat", "socat", "telnet", "ssh", "sftp", "ftp", "mail", "sendmail", "mutt",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "ssh",
+    "sftp",
+    "ftp",
+    "mail",
+    "sendmail",
+    "mutt",
     "smbclient",
 ];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "fish"];
-const INTERPRETERS: &[&str] = &["python", "python3", "python2", "node", "nodejs", "perl", "ruby", "php", "deno", "bun"];
+const INTERPRETERS: &[&str] = &[
+    "python", "python3", "python2", "node", "nodejs", "perl", "ruby", "php", "deno", "bun",
+];
 
 impl<'t> Walker<'_, '_, '_, 't> {
     fn place(&self, node: Node) -> Place {
@@ -147,9 +165,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             "for_statement" => self.for_loop(node, stdin),
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Value::unknown(),
-            "negated_command" | "list" | "subshell" | "compound_statement" | "do_group"
-            | "if_statement" | "elif_clause" | "else_clause" | "case_statement" | "case_item"
-            | "c_style_for_statement" | "program" => self.statements(node, stdin),
+            "negated_command"
+            | "list"
+            | "subshell"
+            | "compound_statement"
+            | "do_group"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "case_statement"
+            | "case_item"
+            | "c_style_for_statement"
+            | "program" => self.statements(node, stdin),
             "test_command" => {
                 self.words(node);
                 Value::unknown()
@@ -344,9 +371,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let at = self.place(node);
         if let Some(text) = resolved_text(&name, &args) {
             // Only text the line rules have not seen as written.
-            let written: Vec<&str> = self.text(node).split_whitespace().map(unquote_word).collect();
+            let written: Vec<&str> = self
+                .text(node)
+                .split_whitespace()
+                .map(unquote_word)
+                .collect();
             if text.split_whitespace().ne(written.iter().copied()) {
-                self.flow.recheck(&text, "with its variables filled in", &at);
+                self.flow
+                    .recheck(&text, "with its variables filled in", &at);
             }
         }
         if let Some(body) = self.functions.get(&name).copied() {
@@ -394,7 +426,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                         data.absorb(&self.read_any(source, at));
                     }
                     if destination.consts.iter().any(|d| is_remote(d)) {
-                        self.flow.send(&format!("`{base}` to another machine"), &[&data], at);
+                        self.flow
+                            .send(&format!("`{base}` to another machine"), &[&data], at);
                     } else {
                         self.flow.copy(&data, destination, at);
                     }
@@ -427,9 +460,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "read" => {
                 for arg in args.iter().filter(|a| !is_flag(a)) {
                     if let Some(var) = arg.consts.first() {
-                        self.scope
-                            .vars
-                            .insert(var.clone(), Value::from_source(Source::Input, format!("what `read` takes"), at));
+                        self.scope.vars.insert(
+                            var.clone(),
+                            Value::from_source(Source::Input, format!("what `read` takes"), at),
+                        );
                     }
                 }
                 return Value::unknown();
@@ -456,12 +490,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 return self.flow.encode(&input, base, at);
             }
             "rev" => return stdin.derived().tainted(decoded(at)),
-            "tr" if flags.iter().any(|f| f.contains("N-ZA-M") || f.contains("n-za-m")) => {
+            "tr" if flags
+                .iter()
+                .any(|f| f.contains("N-ZA-M") || f.contains("n-za-m")) =>
+            {
                 return stdin.derived().tainted(decoded(at));
             }
             // `crontab -` or `crontab FILE` replaces the schedule; `-l` lists it, `-e` is by hand.
             "crontab" if !flags.iter().any(|f| matches!(*f, "-l" | "-e" | "-r")) => {
-                let file = args.iter().find(|a| !is_flag(a) || a.consts.first().is_some_and(|c| c == "-"));
+                let file = args
+                    .iter()
+                    .find(|a| !is_flag(a) || a.consts.first().is_some_and(|c| c == "-"));
                 let data = match file {
                     Some(file) if file.consts.first().is_some_and(|c| c != "-") => {
                         let mut data = self.flow.read_path(file, at);
@@ -470,14 +509,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     }
                     _ => stdin.clone(),
                 };
-                self.flow.write_path(&Value::literal("/var/spool/cron/crontabs/me"), &data, false, at);
+                self.flow.write_path(
+                    &Value::literal("/var/spool/cron/crontabs/me"),
+                    &data,
+                    false,
+                    at,
+                );
                 return Value::unknown();
             }
             "yes" => return Value::unknown(),
             "dd" => {
-                let infinite = flags
-                    .iter()
-                    .any(|f| *f == "if=/dev/zero" || *f == "if=/dev/urandom" || *f == "if=/dev/random");
+                let infinite = flags.iter().any(|f| {
+                    *f == "if=/dev/zero" || *f == "if=/dev/urandom" || *f == "if=/dev/random"
+                });
                 if infinite && !flags.iter().any(|f| f.starts_with("count=")) {
                     self.disk_fill(at);
                 }
@@ -493,9 +537,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.find(args, at);
                 return output;
             }
-            "awk" | "gawk" | "mawk" | "busybox" if args.iter().any(|a| a.consts.iter().any(|c| c.contains("system("))) => {
-                let program = args.iter().flat_map(|a| a.consts.iter()).find(|c| c.contains("system(")).cloned().unwrap_or_default();
-                self.flow.recheck(&program.replace("\\\"", "").replace('"', ""), "in the awk program's system()", at);
+            "awk" | "gawk" | "mawk" | "busybox"
+                if args
+                    .iter()
+                    .any(|a| a.consts.iter().any(|c| c.contains("system("))) =>
+            {
+                let program = args
+                    .iter()
+                    .flat_map(|a| a.consts.iter())
+                    .find(|c| c.contains("system("))
+                    .cloned()
+                    .unwrap_or_default();
+                self.flow.recheck(
+                    &program.replace("\\\"", "").replace('"', ""),
+                    "in the awk program's system()",
+                    at,
+                );
                 if !stdin.taint.is_empty() {
                     self.flow.run_shell(&stdin.derived(), at);
                 }
@@ -511,7 +568,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
             _ => {}
         }
         if RESOLVERS.contains(&base) {
-            self.flow.send(&format!("a DNS look-up (`{base}`)"), &args.iter().collect::<Vec<_>>(), at);
+            self.flow.send(
+                &format!("a DNS look-up (`{base}`)"),
+                &args.iter().collect::<Vec<_>>(),
+                at,
+            );
             return Value::unknown();
         }
         if SENDERS.contains(&base) {
@@ -522,8 +583,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if let Some(publisher) = publish_command(base, &flags) {
             self.flow.publish(&publisher, at);
-            let data: Vec<Value> = args.iter().filter(|a| !is_flag(a)).map(|a| self.read_any(a, at)).collect();
-            self.flow.send(&publisher, &data.iter().collect::<Vec<_>>(), at);
+            let data: Vec<Value> = args
+                .iter()
+                .filter(|a| !is_flag(a))
+                .map(|a| self.read_any(a, at))
+                .collect();
+            self.flow
+                .send(&publisher, &data.iter().collect::<Vec<_>>(), at);
             return Value::unknown();
         }
         if let Some(service) = remote_text_command(base, &flags) {
@@ -561,7 +627,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
         // A program the skill runs by its path: a file an earlier step downloaded runs here.
         if name.contains('/') {
             let data = self.flow.read_path(&Value::literal(name), at);
-            self.flow.run_code(&data.derived_if_tainted(), "a program", at);
+            self.flow
+                .run_code(&data.derived_if_tainted(), "a program", at);
         }
         output
     }
@@ -577,11 +644,26 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let flag = arg.consts.first().cloned().unwrap_or_default();
             let takes_data = matches!(
                 flag.as_str(),
-                "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "-F"
-                    | "--form" | "-T" | "--upload-file" | "--post-data" | "--post-file"
-                    | "--body-data" | "--body-file" | "--json"
-            ) || flag.starts_with("--data=") || flag.starts_with("--post-data=") || flag.starts_with("--post-file=");
-            let saves = matches!(flag.as_str(), "-o" | "-O" | "--output" | "--output-document");
+                "-d" | "--data"
+                    | "--data-binary"
+                    | "--data-raw"
+                    | "--data-urlencode"
+                    | "-F"
+                    | "--form"
+                    | "-T"
+                    | "--upload-file"
+                    | "--post-data"
+                    | "--post-file"
+                    | "--body-data"
+                    | "--body-file"
+                    | "--json"
+            ) || flag.starts_with("--data=")
+                || flag.starts_with("--post-data=")
+                || flag.starts_with("--post-file=");
+            let saves = matches!(
+                flag.as_str(),
+                "-o" | "-O" | "--output" | "--output-document"
+            );
             if takes_data || saves {
                 let value = if flag.contains('=') {
                     Value::literal(flag.split_once('=').map_or("", |(_, v)| v))
@@ -622,7 +704,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 continue;
             }
             if !is_flag(arg) {
-                if arg.consts.iter().any(|c| c.contains("://") || c.contains('.')) {
+                if arg
+                    .consts
+                    .iter()
+                    .any(|c| c.contains("://") || c.contains('.'))
+                {
                     url_word(&mut url, arg);
                 }
                 // A secret in the address leaves in the request line.
@@ -634,7 +720,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         self.flow
             .send(&format!("`{base}`"), &sent.iter().collect::<Vec<_>>(), at);
-        let what = if url.is_empty() { "a URL".to_string() } else { url };
+        let what = if url.is_empty() {
+            "a URL".to_string()
+        } else {
+            url
+        };
         let fetched = Value::from_source(Source::Network, what, at);
         if let Some(file) = saved_to {
             self.flow.write_path(&file, &fetched, false, at);
@@ -660,9 +750,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
             None => base,
         };
         let inline = args.iter().position(|a| {
-            a.consts
-                .first()
-                .is_some_and(|f| matches!(f.as_str(), "-c" | "-e" | "--eval" | "-p" | "-lc" | "-ic" | "-ec"))
+            a.consts.first().is_some_and(|f| {
+                matches!(
+                    f.as_str(),
+                    "-c" | "-e" | "--eval" | "-p" | "-lc" | "-ic" | "-ec"
+                )
+            })
         });
         if let Some(index) = inline {
             if let Some(code) = args.get(index + 1) {
@@ -677,7 +770,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             return Value::unknown();
         }
-        let file = args.iter().find(|a| !is_flag(a) && a.consts.first().is_none_or(|c| c != "-"));
+        let file = args
+            .iter()
+            .find(|a| !is_flag(a) && a.consts.first().is_none_or(|c| c != "-"));
         match file {
             Some(file) => {
                 let data = self.flow.read_path(file, at);
@@ -706,13 +801,17 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 .iter()
                 .any(|c| c == "-delete" || c == "rm" || c == "shred" || c == "unlink")
         });
-        let root = args.iter().take_while(|a| !is_flag(a)).find(|a| {
-            a.consts.iter().any(|c| is_everything(&normalize_path(c)))
-        });
+        let root = args
+            .iter()
+            .take_while(|a| !is_flag(a))
+            .find(|a| a.consts.iter().any(|c| is_everything(&normalize_path(c))));
         let limited = args.iter().any(|a| {
-            a.consts
-                .iter()
-                .any(|c| matches!(c.as_str(), "-name" | "-iname" | "-path" | "-mtime" | "-newer" | "-empty" | "-size"))
+            a.consts.iter().any(|c| {
+                matches!(
+                    c.as_str(),
+                    "-name" | "-iname" | "-path" | "-mtime" | "-newer" | "-empty" | "-size"
+                )
+            })
         });
         if let (true, Some(root), false) = (deletes, root, limited) {
             let target = root.consts.first().cloned().unwrap_or_default();
@@ -730,7 +829,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 
     fn reads_device_forever(&mut self, target: &Value, node: Node<'t>) {
-        if target.consts.iter().any(|c| c == "/dev/zero" || c == "/dev/urandom") {
+        if target
+            .consts
+            .iter()
+            .any(|c| c == "/dev/zero" || c == "/dev/urandom")
+        {
             let text = self.text(node).to_string();
             if text.contains('>') && !text.contains("head -c") && !text.contains("count=") {
                 let at = self.place(node);
@@ -788,7 +891,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
         };
         self.functions.insert(name.clone(), body);
         let calls_itself = calls_command(self.code, body, &name);
-        let forks = calls_itself && (self.text(body).contains(&format!("{name} &")) || self.text(body).contains(&format!("| {name}")) || self.text(body).contains(&format!("|{name}")));
+        let forks = calls_itself
+            && (self.text(body).contains(&format!("{name} &"))
+                || self.text(body).contains(&format!("| {name}"))
+                || self.text(body).contains(&format!("|{name}")));
         if forks {
             let at = self.place(node);
             self.flow.emit(
@@ -802,8 +908,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 },
             );
         }
-        let params = Value::from_source(Source::Input, "the function's arguments", &self.place(node));
-        self.call_function(body, &[params.clone(), params.clone(), params.clone()], &params);
+        let params =
+            Value::from_source(Source::Input, "the function's arguments", &self.place(node));
+        self.call_function(
+            body,
+            &[params.clone(), params.clone(), params.clone()],
+            &params,
+        );
     }
 
     /// Runs a function's body with `$1`, `$2`, … bound to `args`; returns its output.
@@ -872,8 +983,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if exits {
             return;
         }
-        let forks = body_text.trim_end().trim_end_matches("done").trim_end().trim_end_matches(';').ends_with('&') || body_text.contains("& ") && !body_text.contains("&&");
-        let grows = body_text.contains(">>") || body_text.contains("+=") || body_text.contains("mkdir") || body_text.contains("cp ") || body_text.contains("dd ");
+        let forks = body_text
+            .trim_end()
+            .trim_end_matches("done")
+            .trim_end()
+            .trim_end_matches(';')
+            .ends_with('&')
+            || body_text.contains("& ") && !body_text.contains("&&");
+        let grows = body_text.contains(">>")
+            || body_text.contains("+=")
+            || body_text.contains("mkdir")
+            || body_text.contains("cp ")
+            || body_text.contains("dd ");
         if forks || grows {
             let at = self.place(node);
             self.flow.endless_loop(&at, forks);
@@ -891,11 +1012,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
         match node.kind() {
             "word" | "number" => placeholder_or_literal(self.text(node), &self.place(node)),
             "raw_string" => placeholder_or_literal(unquote(self.text(node)), &self.place(node)),
-            "ansi_c_string" => Value::literal(
-                self.text(node)
-                    .trim_start_matches('$')
-                    .trim_matches('\''),
-            ),
+            "ansi_c_string" => {
+                Value::literal(self.text(node).trim_start_matches('$').trim_matches('\''))
+            }
             "string_content" => placeholder_or_literal(self.text(node), &self.place(node)),
             "string" | "concatenation" | "translated_string" => {
                 let mut cursor = node.walk();
@@ -960,8 +1079,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if name == "HOME" {
             return Value::literal("~");
         }
-        if name.chars().all(|c| c.is_ascii_digit()) && !name.is_empty() || name == "@" || name == "*" {
-            return Value::from_source(Source::Input, format!("the script's argument ${name}"), &self.place(node));
+        if name.chars().all(|c| c.is_ascii_digit()) && !name.is_empty()
+            || name == "@"
+            || name == "*"
+        {
+            return Value::from_source(
+                Source::Input,
+                format!("the script's argument ${name}"),
+                &self.place(node),
+            );
         }
         let at = self.place(node);
         self.flow.read_env(&name, &at)
@@ -1003,7 +1129,11 @@ fn placeholder_or_literal(text: &str, at: &Place) -> Value {
     if !is_placeholder {
         return Value::literal(text);
     }
-    let mut value = Value::from_source(Source::Input, format!("`{trimmed}`, which the agent fills in"), at);
+    let mut value = Value::from_source(
+        Source::Input,
+        format!("`{trimmed}`, which the agent fills in"),
+        at,
+    );
     value.consts = vec![text.to_string()];
     value.shape = Some(text.to_string());
     value
@@ -1029,16 +1159,27 @@ fn strip_wrappers(mut words: Vec<Value>) -> (String, Vec<Value>) {
         let base = name.rsplit('/').next().unwrap_or(&name).to_string();
         let wrapper = matches!(
             base.as_str(),
-            "sudo" | "doas" | "nohup" | "time" | "command" | "exec" | "nice" | "setsid" | "stdbuf" | "timeout"
+            "sudo"
+                | "doas"
+                | "nohup"
+                | "time"
+                | "command"
+                | "exec"
+                | "nice"
+                | "setsid"
+                | "stdbuf"
+                | "timeout"
         ) || (base == "env" && words.len() > 1);
         if !wrapper {
             return (name, words.split_off(1));
         }
         words.remove(0);
         while words.first().is_some_and(|w| {
-            w.consts
-                .first()
-                .is_some_and(|c| c.starts_with('-') || c.contains('=') || (base == "timeout" && c.chars().all(|c| c.is_ascii_digit() || c == 's')))
+            w.consts.first().is_some_and(|c| {
+                c.starts_with('-')
+                    || c.contains('=')
+                    || (base == "timeout" && c.chars().all(|c| c.is_ascii_digit() || c == 's'))
+            })
         }) {
             words.remove(0);
         }
@@ -1063,11 +1204,38 @@ fn resolved_text(name: &str, args: &[Value]) -> Option<String> {
 fn takes_value(flag: &str) -> bool {
     matches!(
         flag,
-        "-H" | "--header" | "-X" | "--request" | "-A" | "--user-agent" | "-e" | "--referer"
-            | "-w" | "--write-out" | "-m" | "--max-time" | "--connect-timeout" | "-b"
-            | "--cookie" | "-c" | "--cookie-jar" | "--retry" | "-K" | "--config" | "-E"
-            | "--cert" | "--key" | "--cacert" | "-r" | "--range" | "--oauth2-bearer"
-            | "--header-file" | "-t" | "--tries" | "--timeout" | "-u" | "--user"
+        "-H" | "--header"
+            | "-X"
+            | "--request"
+            | "-A"
+            | "--user-agent"
+            | "-e"
+            | "--referer"
+            | "-w"
+            | "--write-out"
+            | "-m"
+            | "--max-time"
+            | "--connect-timeout"
+            | "-b"
+            | "--cookie"
+            | "-c"
+            | "--cookie-jar"
+            | "--retry"
+            | "-K"
+            | "--config"
+            | "-E"
+            | "--cert"
+            | "--key"
+            | "--cacert"
+            | "-r"
+            | "--range"
+            | "--oauth2-bearer"
+            | "--header-file"
+            | "-t"
+            | "--tries"
+            | "--timeout"
+            | "-u"
+            | "--user"
     )
 }
 
@@ -1084,7 +1252,10 @@ fn unquote_word(word: &str) -> &str {
 }
 
 fn is_flag(value: &Value) -> bool {
-    value.consts.first().is_some_and(|c| c.starts_with('-') && c.len() > 1)
+    value
+        .consts
+        .first()
+        .is_some_and(|c| c.starts_with('-') && c.len() > 1)
 }
 
 /// `host:path`, `user@host:path`, `rsync://…`, `s3://…`: a place on another machine.
@@ -1097,8 +1268,7 @@ fn is_remote(path: &str) -> bool {
 
 /// The home folder or the root itself, where deleting "everything" is a wiped machine.
 fn is_everything(path: &str) -> bool {
-    matches!(path.trim_end_matches(['*', '.']), "~" | "~/" | "/" | "")
-        && !path.is_empty()
+    matches!(path.trim_end_matches(['*', '.']), "~" | "~/" | "/" | "") && !path.is_empty()
 }
 
 fn deletes(text: &str) -> bool {
@@ -1109,13 +1279,20 @@ fn deletes(text: &str) -> bool {
 
 fn is_endless_output(body: &str) -> bool {
     let body = body.trim();
-    body == "yes" || body.starts_with("yes ") || body.starts_with("cat /dev/zero") || body.starts_with("cat /dev/urandom")
+    body == "yes"
+        || body.starts_with("yes ")
+        || body.starts_with("cat /dev/zero")
+        || body.starts_with("cat /dev/urandom")
 }
 
 fn huge_size(flag: &str) -> bool {
     let digits: String = flag.chars().filter(|c| c.is_ascii_digit()).collect();
     let number: u64 = digits.parse().unwrap_or(0);
-    let unit = flag.trim_end_matches(['B', 'b']).chars().last().unwrap_or(' ');
+    let unit = flag
+        .trim_end_matches(['B', 'b'])
+        .chars()
+        .last()
+        .unwrap_or(' ');
     match unit.to_ascii_uppercase() {
         'T' | 'P' | 'E' => true,
         'G' => number >= 20,
@@ -1133,7 +1310,11 @@ fn url_word(url: &mut String, value: &Value) {
 
 /// What publishes the project or files to the world: `npm publish`, `git push`, `gh gist`.
 fn publish_command(base: &str, flags: &[&str]) -> Option<String> {
-    let sub = flags.iter().find(|f| !f.starts_with('-')).copied().unwrap_or("");
+    let sub = flags
+        .iter()
+        .find(|f| !f.starts_with('-'))
+        .copied()
+        .unwrap_or("");
     let named = match (base, sub) {
         ("npm" | "pnpm" | "yarn", "publish") => "npm publish",
         ("git", "push") => "git push",
@@ -1153,11 +1334,15 @@ fn publish_command(base: &str, flags: &[&str]) -> Option<String> {
 /// Commands that print text from a service anyone can write to (an issue's body, a PR comment):
 /// data from the network, however it is fetched.
 fn remote_text_command(base: &str, flags: &[&str]) -> Option<String> {
-    let sub = flags.iter().find(|f| !f.starts_with('-')).copied().unwrap_or("");
+    let sub = flags
+        .iter()
+        .find(|f| !f.starts_with('-'))
+        .copied()
+        .unwrap_or("");
     match (base, sub) {
-        ("gh" | "glab" | "tea", "api" | "issue" | "pr" | "mr" | "gist" | "run" | "search") => {
-            Some(format!("what `{base} {sub}` prints (text anyone can write)"))
-        }
+        ("gh" | "glab" | "tea", "api" | "issue" | "pr" | "mr" | "gist" | "run" | "search") => Some(
+            format!("what `{base} {sub}` prints (text anyone can write)"),
+        ),
         _ => None,
     }
 }

@@ -40,7 +40,11 @@ pub(super) enum Object {
     /// `from os import system`, `const {exec} = require('child_process')`).
     Module(String),
     /// A file opened for reading or writing, by its path (`append` when opened with `a`).
-    File { path: Box<Value>, write: bool, append: bool },
+    File {
+        path: Box<Value>,
+        write: bool,
+        append: bool,
+    },
     /// A list or tuple, element by element (an argument vector, a loop's choices).
     List(Vec<Value>),
 }
@@ -157,7 +161,8 @@ impl Value {
             let mut next = Vec::new();
             for prefix in &out.consts {
                 for suffix in &part.consts {
-                    if next.len() < MAX_CONSTANTS && prefix.len() + suffix.len() <= MAX_CONSTANT_BYTES
+                    if next.len() < MAX_CONSTANTS
+                        && prefix.len() + suffix.len() <= MAX_CONSTANT_BYTES
                     {
                         next.push(format!("{prefix}{suffix}"));
                     }

@@ -74,7 +74,8 @@ static OFFICIAL_INDEX: LazyLock<Regex> = LazyLock::new(|| {
 /// A host or port written as a placeholder (`/dev/tcp/<ip>/<port>`): a pattern to recognise,
 /// with nowhere to connect.
 static PLACEHOLDER_HOST: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?i)(/dev/(tcp|udp)/|\s)<[a-z][a-z_ -]*>(/|\s|:|$)|\(\s*\(?\s*(\.\.\.|…)\s*\)?\s*\)").expect("compiles")
+    regex(r"(?i)(/dev/(tcp|udp)/|\s)<[a-z][a-z_ -]*>(/|\s|:|$)|\(\s*\(?\s*(\.\.\.|…)\s*\)?\s*\)")
+        .expect("compiles")
 });
 static LOCAL_DATABASE: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?i)\b(localhost|127\.0\.0\.1|\w+_test|test_\w+|\w+_dev|dev_\w+)\b").expect("compiles")
