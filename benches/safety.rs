@@ -7,12 +7,15 @@
 //!
 //! - Typical: the corpus's median-sized SKILL.md, checked many times (rules compiled once, as in
 //!   a running engine); p50 and p99 per check. Target ≤ 5 ms. Also a long one (8 KiB).
-//! - Folder: 50 files (SKILL.md, scripts, references) written to a temporary folder, checked
-//!   through `check_path`, file reading included. Target well under 1 s.
+//! - Folder: 50 files of the folder corpus (SKILL.md files and their shell, Python and
+//!   JavaScript scripts, so the code pass parses them) written to a temporary folder, checked
+//!   through `check_path`, file reading included; p50 and p99. Target ≤ 100 ms (issue 26).
 //! - Accuracy: detection at `high`+ on malicious skills and false positives at `high`+ on benign
 //!   ones, for the tuning corpus (`tests/safety/corpus`) and, when present, the held-out one
 //!   (`tests/safety/holdout`, written without sight of the rules) and the adversarial one
-//!   (`tests/safety/adversarial`, written to evade a rule-based check).
+//!   (`tests/safety/adversarial`, written to evade a rule-based check), and the skill-folder
+//!   sets (`tests/safety/folders`, the code pass's training set, and `tests/safety/folders-holdout`,
+//!   written blind).
 //!
 //! Results go to `bench/results/latest.json` under `"safety"`. Run with
 //! `cargo bench --bench safety`.
@@ -32,7 +35,7 @@ const TYPICAL_RUNS: usize = 2_000;
 const LARGE_BYTES: usize = 8 * 1024;
 /// Files in the timed folder.
 const FOLDER_FILES: usize = 50;
-const FOLDER_RUNS: usize = 20;
+const FOLDER_RUNS: usize = 50;
 
 /// The keyword scanner's words: the usual risky commands, paths and phrases.
 const KEYWORDS: &[&str] = &[
@@ -111,7 +114,9 @@ fn accuracy(corpus: &[Labelled]) -> Value {
     let benign = corpus.len() - malicious;
     for item in corpus {
         let high = check_path(&item.path).expect("corpus reads").max_risk >= Risk::High;
-        let keyword = keyword_scanner_flags(&std::fs::read_to_string(&item.path).unwrap());
+        let keyword = files_of(&item.path)
+            .iter()
+            .any(|file| keyword_scanner_flags(&std::fs::read_to_string(file).unwrap_or_default()));
         match item.malicious {
             true => {
                 caught += high as usize;
@@ -132,6 +137,19 @@ fn accuracy(corpus: &[Labelled]) -> Value {
         "keyword_detection_pct": share(kw_caught, malicious),
         "keyword_false_positive_pct": share(kw_flagged, benign),
     })
+}
+
+/// The files of a corpus item: itself, or every file in its folder, in path order.
+fn files_of(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).unwrap() {
+        files.extend(files_of(&entry.unwrap().path()));
+    }
+    files.sort();
+    files
 }
 
 /// How long each of `runs` calls of `work` took, sorted.
@@ -183,15 +201,17 @@ fn main() {
         check_text("SKILL.md", std::hint::black_box(&large))
     });
 
+    // A folder of FOLDER_FILES files from the folder corpus, scripts among them.
+    let folders = read_corpus(&root.join("folders")).expect("tests/safety/folders/labels.tsv");
     let folder = tempfile::tempdir().unwrap();
-    for (index, (_, item)) in by_size.iter().cycle().take(FOLDER_FILES).enumerate() {
-        let extension = if index % 5 == 4 { "sh" } else { "md" };
-        std::fs::copy(
-            &item.path,
-            folder.path().join(format!("file-{index:02}.{extension}")),
-        )
-        .unwrap();
+    let sources: Vec<PathBuf> = folders.iter().flat_map(|i| files_of(&i.path)).collect();
+    let mut scripts = 0;
+    for (index, source) in sources.iter().take(FOLDER_FILES).enumerate() {
+        let name = source.file_name().unwrap().to_string_lossy();
+        scripts += usize::from(!name.ends_with(".md"));
+        std::fs::copy(source, folder.path().join(format!("{index:02}-{name}"))).unwrap();
     }
+    check_path(folder.path()).unwrap();
     let folder_times = timed(FOLDER_RUNS, || check_path(folder.path()).unwrap());
 
     let mut results = json!({
@@ -202,10 +222,12 @@ fn main() {
         "large_file_bytes": large.len(),
         "large_p50_ms": percentile(&large_times, 0.5),
         "folder_files": FOLDER_FILES,
+        "folder_scripts": scripts,
         "folder_p50_ms": percentile(&folder_times, 0.5),
+        "folder_p99_ms": percentile(&folder_times, 0.99),
         "corpus": accuracy(&corpus),
     });
-    for optional in ["holdout", "adversarial"] {
+    for optional in ["holdout", "adversarial", "folders", "folders-holdout"] {
         if let Some(corpus) = read_corpus(&root.join(optional)) {
             results[optional] = accuracy(&corpus);
         }

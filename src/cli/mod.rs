@@ -144,7 +144,7 @@ enum SkillsAction {
     Check {
         /// A SKILL.md file or a skill folder.
         path: PathBuf,
-        /// Print `{"max_risk","findings":[{"rule","category","risk","file","line","excerpt","message"}],"sha256","rules_version"}`.
+        /// Print `{"max_risk","findings":[{"rule","category","risk","file","line","excerpt","message","source"?}],"sha256","rules_version"}`; `source` (`{"file","line","excerpt"}`) is where a finding's data came from, when it was read in one place and used in another.
         #[arg(long)]
         json: bool,
     },
@@ -707,6 +707,14 @@ fn render_safety_report(report: &lull::safety::SafetyReport) -> String {
             finding.message,
             finding.rule,
         );
+        if let Some(source) = &finding.source {
+            text += &format!(
+                "         its data comes from {}:{}  {}\n",
+                shown(&source.file),
+                source.line,
+                shown(&source.excerpt),
+            );
+        }
     }
     text
 }

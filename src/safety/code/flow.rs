@@ -104,7 +104,8 @@ impl Flow {
                 self.emit(at, hit);
             }
         }
-        let mut out = path.derived();
+        // The contents' origins, not the name's.
+        let mut out = Value::unknown();
         for normal in path_keys(path) {
             if names_secret(&normal) {
                 out = out.tainted(Origin {
