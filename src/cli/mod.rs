@@ -707,7 +707,11 @@ fn render_safety_report(report: &lull::safety::SafetyReport) -> String {
             finding.message,
             finding.rule,
         );
-        if let Some(source) = &finding.source {
+        let elsewhere = finding
+            .source
+            .as_ref()
+            .filter(|s| s.file != finding.file || s.line != finding.line);
+        if let Some(source) = elsewhere {
             text += &format!(
                 "         its data comes from {}:{}  {}\n",
                 shown(&source.file),

@@ -278,14 +278,37 @@ fn with_code_findings(files: Vec<CheckedFile>) -> Vec<Finding> {
         units.extend(file.code);
         quiet.insert(file.file, file.quiet);
     }
-    findings.extend(code::check(&units, quiet));
+    let code_findings = code::check(&units, quiet);
+    // Where both passes saw the same harm on a line, the code pass says more (where the data
+    // came from): keep its finding alone.
+    findings.retain(|line| {
+        !code_findings.iter().any(|code| {
+            code.category == line.category
+                && code.file == line.file
+                && code.line == line.line
+                && code.risk >= line.risk
+        })
+    });
+    findings.extend(code_findings);
     findings
 }
 
 fn check_file_text(file: &str, text: &str, kind: document::Kind) -> CheckedFile {
     let document = document::Document::parse(text, kind);
     let (code, quiet) = match kind {
-        document::Kind::Markdown | document::Kind::Text => code::units_of_markdown(file, &document),
+        document::Kind::Markdown | document::Kind::Text => {
+            let (mut units, quiet) = code::units_of_markdown(file, &document);
+            // A Makefile has no extension to call it a script: its recipes are shell.
+            if code::Language::of_script(file, text) == Some(code::Language::Make) {
+                units.push(code::Unit {
+                    file: file.to_string(),
+                    language: code::Language::Make,
+                    text: text.to_string(),
+                    first_line: 1,
+                });
+            }
+            (units, quiet)
+        }
         document::Kind::Script => (
             code::Language::of_script(file, text)
                 .map(|language| code::Unit {

@@ -53,6 +53,17 @@ const EVALS: &[&str] = &[
     "setTimeout",
     "setInterval",
 ];
+/// Global functions an alias may stand for (`const r = require; r('child_process')`).
+const GLOBAL_FUNCTIONS: &[&str] = &[
+    "require",
+    "eval",
+    "Function",
+    "fetch",
+    "setTimeout",
+    "setInterval",
+    "atob",
+    "btoa",
+];
 const SHELL_CALLS: &[&str] = &["child_process.exec", "child_process.execSync"];
 const SPAWNS: &[&str] = &[
     "child_process.spawn",
@@ -131,6 +142,10 @@ const CONNECTIONS: &[&str] = &[
     "net.createConnection",
     "net.Socket",
     "tls.connect",
+    "net.createServer",
+    "tls.createServer",
+    "http.createServer",
+    "https.createServer",
     "dgram.createSocket",
     "WebSocket",
     "ws",
@@ -393,9 +408,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let saved: Vec<(String, Option<Value>)> = params
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.kind() == "identifier")
+            .filter_map(|(index, p)| {
+                // TypeScript wraps a parameter with its type (`required_parameter`).
+                let name = match p.kind() {
+                    "identifier" => *p,
+                    "required_parameter" | "optional_parameter" => p
+                        .child_by_field_name("pattern")
+                        .filter(|n| n.kind() == "identifier")?,
+                    _ => return None,
+                };
+                Some((index, name))
+            })
             .map(|(index, p)| {
-                let name = self.text(*p).to_string();
+                let name = self.text(p).to_string();
                 let value = args.get(index).cloned().unwrap_or_default();
                 (name.clone(), self.scope.vars.insert(name, value))
             })
@@ -582,6 +607,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     Some(value) => value.clone(),
                     None if name == "__dirname" => Value::literal("./skill"),
                     None if name == "__filename" => Value::literal("./skill/index.js"),
+                    // `const r = require`: the alias is the function.
+                    None if GLOBAL_FUNCTIONS.contains(&name) => {
+                        Value::object(Object::Module(name.to_string()))
+                    }
                     None => Value::unknown(),
                 }
             }
@@ -633,9 +662,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "await_expression"
             | "parenthesized_expression"
             | "spread_element"
-            | "sequence_expression" => {
+            | "sequence_expression"
+            | "as_expression"
+            | "non_null_expression"
+            | "satisfies_expression"
+            | "type_assertion" => {
                 let parts = self.children_values(node);
-                parts.into_iter().last().unwrap_or_default()
+                // `x as T`: the value is the first part; `(a, b)`: the last.
+                match node.kind() {
+                    "as_expression"
+                    | "non_null_expression"
+                    | "satisfies_expression"
+                    | "type_assertion" => parts.into_iter().next().unwrap_or_default(),
+                    _ => parts.into_iter().last().unwrap_or_default(),
+                }
             }
             "ternary_expression" => {
                 let parts = self.children_values(node);
@@ -768,6 +808,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
         let Some(function) = function else {
             return Value::unknown();
         };
+        if function.kind() == "import" {
+            // `await import(file)`: runs the module at that path or address.
+            let module = if first.shape().contains("://") {
+                Value::from_source(Source::Network, url_of(&first), &at)
+            } else {
+                self.flow.read_path(&first, &at)
+            };
+            self.flow.run_code(
+                &module.derived_if_tainted(),
+                "JavaScript (a dynamic import)",
+                &at,
+            );
+            return Value::object(Object::Plain);
+        }
         let module_call = match function.kind() {
             "member_expression" => function
                 .child_by_field_name("object")
@@ -1134,6 +1188,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 let mut out = receiver.derived();
                 for arg in &all {
                     out.absorb(arg);
+                }
+                // `form.append('f', data)`, `parts.push(key)`: the object now holds the data.
+                if let Some(object) = function
+                    .child_by_field_name("object")
+                    .filter(|o| o.kind() == "identifier")
+                {
+                    let name = self.text(object).to_string();
+                    if let Some(held) = self.scope.vars.get_mut(&name) {
+                        if matches!(held.object, Object::Plain | Object::List(_)) {
+                            for arg in &all {
+                                held.absorb(arg);
+                            }
+                        }
+                    }
                 }
                 out
             }

@@ -30,6 +30,10 @@ pub(super) enum Language {
     Shell,
     Python,
     JavaScript,
+    /// Walked as JavaScript; its own grammar reads the type annotations.
+    TypeScript,
+    /// A Makefile's recipes, which are shell lines.
+    Make,
 }
 
 impl Language {
@@ -45,8 +49,11 @@ impl Language {
             "" | "bash" | "sh" | "shell" | "zsh" | "console" | "terminal" | "shellsession"
             | "ksh" | "dash" => Some(Language::Shell),
             "python" | "py" | "python3" | "py3" | "ipython" => Some(Language::Python),
-            "js" | "javascript" | "node" | "nodejs" | "mjs" | "cjs" | "jsx" | "ts"
-            | "typescript" => Some(Language::JavaScript),
+            "js" | "javascript" | "node" | "nodejs" | "mjs" | "cjs" | "jsx" => {
+                Some(Language::JavaScript)
+            }
+            "ts" | "typescript" | "tsx" => Some(Language::TypeScript),
+            "make" | "makefile" => Some(Language::Make),
             _ => None,
         }
     }
@@ -60,10 +67,17 @@ impl Language {
         match extension.as_deref() {
             Some("sh" | "bash" | "zsh" | "ksh" | "command") => return Some(Language::Shell),
             Some("py" | "pyw") => return Some(Language::Python),
-            Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts") => {
-                return Some(Language::JavaScript)
-            }
+            Some("js" | "mjs" | "cjs" | "jsx") => return Some(Language::JavaScript),
+            Some("ts" | "mts" | "cts" | "tsx") => return Some(Language::TypeScript),
+            Some("mk") => return Some(Language::Make),
             _ => {}
+        }
+        let file_name = Path::new(name)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        if matches!(file_name, "Makefile" | "makefile" | "GNUmakefile") {
+            return Some(Language::Make);
         }
         let shebang = text.lines().next().filter(|l| l.starts_with("#!"))?;
         Language::of_interpreter(shebang.rsplit(['/', ' ']).find(|w| !w.is_empty())?)
@@ -76,16 +90,18 @@ impl Language {
         match stem {
             "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "busybox" => Some(Language::Shell),
             "python" | "pypy" => Some(Language::Python),
-            "node" | "nodejs" | "deno" | "bun" => Some(Language::JavaScript),
+            "node" | "nodejs" | "bun" => Some(Language::JavaScript),
+            "deno" | "tsx" | "ts-node" => Some(Language::TypeScript),
             _ => None,
         }
     }
 
     fn grammar(self) -> tree_sitter::Language {
         match self {
-            Language::Shell => tree_sitter_bash::LANGUAGE.into(),
+            Language::Shell | Language::Make => tree_sitter_bash::LANGUAGE.into(),
             Language::Python => tree_sitter_python::LANGUAGE.into(),
             Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         }
     }
 }
@@ -196,6 +212,7 @@ struct Scope {
 }
 
 /// Text to parse, and where it sits.
+#[derive(Clone, Copy)]
 struct Code<'a> {
     file: &'a str,
     text: &'a str,
@@ -243,13 +260,23 @@ fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) 
     if code.text.len() > MAX_CODE_BYTES || code.depth > MAX_NESTING {
         return;
     }
+    if language == Language::Make {
+        let recipes = make_recipes(code.text);
+        let shell_code = Code {
+            text: &recipes,
+            ..*code
+        };
+        return analyze(flow, scope, &shell_code, Language::Shell);
+    }
     let Some(tree) = parse(language, code.text) else {
         return;
     };
     match language {
-        Language::Shell => shell::walk(flow, scope, code, tree.root_node()),
+        Language::Shell | Language::Make => shell::walk(flow, scope, code, tree.root_node()),
         Language::Python => python::walk(flow, scope, code, tree.root_node()),
-        Language::JavaScript => javascript::walk(flow, scope, code, tree.root_node()),
+        Language::JavaScript | Language::TypeScript => {
+            javascript::walk(flow, scope, code, tree.root_node())
+        }
     }
 }
 
@@ -268,6 +295,20 @@ fn analyze_nested(flow: &mut Flow, outer: &Code, language: Language, text: &str,
         },
         language,
     );
+}
+
+/// A Makefile as the shell its recipes run, line for line (other lines blank, so numbers stay):
+/// a recipe line starts with a tab; `@` and `-` before it and `$$` are Make's, not the shell's.
+fn make_recipes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if let Some(recipe) = line.strip_prefix('\t') {
+            let recipe = recipe.trim_start_matches(['@', '-', '+']);
+            out.push_str(&recipe.replace("$$", "$"));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The text of a string literal without its quotes, for the walkers.

@@ -552,6 +552,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 match self.scope.vars.get(name) {
                     Some(value) => value.clone(),
                     None if name == "__file__" => Value::literal("./skill.py"),
+                    // `e = eval`: the alias is the function.
+                    None if matches!(
+                        name,
+                        "eval" | "exec" | "compile" | "__import__" | "getattr" | "open"
+                    ) =>
+                    {
+                        Value::object(Object::Module(name.to_string()))
+                    }
                     // `map(chr, codes)`: text spelled as character codes.
                     None if name == "chr" => Value::unknown().tainted(Origin {
                         source: Source::Decoded,

@@ -744,9 +744,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
     ) -> Value {
         let language = Language::of_interpreter(base);
         let what = match language {
-            Some(Language::Shell) => "shell",
+            Some(Language::Shell | Language::Make) => "shell",
             Some(Language::Python) => "Python",
-            Some(Language::JavaScript) => "JavaScript",
+            Some(Language::JavaScript | Language::TypeScript) => "JavaScript",
             None => base,
         };
         let inline = args.iter().position(|a| {

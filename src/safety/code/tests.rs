@@ -334,3 +334,11 @@ fn malformed_code_is_checked_as_far_as_it_parses_and_never_panics() {
     );
     assert!(report.max_risk >= Risk::High, "{report:#?}");
 }
+
+#[test]
+fn zz_debug_ts() {
+    let text = "const r = require;\nconst cp = r(\"chi\" + \"ld_pro\" + \"cess\") as typeof import(\"child_process\");\ncp.exec(String.fromCharCode(1, 2));\n";
+    let js = check_script("a.js", text);
+    let ts = check_script("a.ts", text);
+    assert_eq!(1, ts.findings.len(), "{js:#?} {ts:#?}");
+}

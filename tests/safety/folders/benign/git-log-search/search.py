@@ -7,8 +7,6 @@ FMT = "--format=%h %ad %an  %s"
 
 
 def run(args: list[str]) -> None:
-    if any(a.startswith("-") for a in args[1:2]):
-        sys.exit("search string may not start with '-'")
     out = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
     if out.returncode:
         sys.exit(out.stderr.strip())
@@ -20,9 +18,9 @@ def main() -> None:
         sys.exit("usage: search.py text|message|func STRING [FILE]")
     mode, needle = sys.argv[1], sys.argv[2]
     if mode == "text":
-        run(["log", FMT, "--date=short", "-S", needle])
+        run(["log", FMT, "--date=short", f"-S{needle}"])
     elif mode == "message":
-        run(["log", FMT, "--date=short", "--fixed-strings", "--grep", needle])
+        run(["log", FMT, "--date=short", "--fixed-strings", f"--grep={needle}"])
     elif mode == "func":
         if len(sys.argv) < 4:
             sys.exit("func mode needs a file")

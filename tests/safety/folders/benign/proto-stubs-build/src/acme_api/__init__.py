@@ -1,0 +1,1 @@
+"""Client for the Acme API; *_pb2 modules are generated at build time."""
