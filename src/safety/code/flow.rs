@@ -297,6 +297,20 @@ impl Flow {
 
     /// Data written to the file at `path` (appended when `append`).
     pub fn write_path(&mut self, path: &Value, data: &Value, append: bool, at: &Place) {
+        if path.built {
+            if let Some(origin) = path.origin(Source::Network) {
+                let hit = flow_hit(
+                    "path-escape.request-path",
+                    Category::PathEscape,
+                    Risk::High,
+                    origin,
+                    "and writes the file that names, with nothing keeping it inside one folder",
+                    at,
+                    "an entry named `../../.bashrc` or `/etc/…` lands outside (zip slip); resolve each path and refuse one outside the target folder",
+                );
+                self.emit(at, hit);
+            }
+        }
         for normal in path_keys(path) {
             let entry = self.files.entry(normal.clone()).or_default();
             for origin in &data.taint {
@@ -311,8 +325,47 @@ impl Flow {
             }
             if let Some(target) = persistence_target(&normal) {
                 self.persistence(&target, &normal, data, append, at);
+            } else if names_secret(&normal) && !normal.ends_with('/') && !normal.ends_with('*') {
+                self.credential_write(&normal, data, at);
             }
         }
+    }
+
+    /// A write to the person's own credential file (`~/.npmrc`, `~/.aws/credentials`): worth a
+    /// look always, and harmful when what it writes was hidden by encoding or turns certificate
+    /// checks off.
+    fn credential_write(&mut self, path: &str, data: &Value, at: &Place) {
+        const INSECURE: &[&str] = &[
+            "strict-ssl=false",
+            "strict-ssl false",
+            "sslverify = false",
+            "sslVerify=false",
+            "insecure",
+            "verify_ssl = false",
+        ];
+        let hidden = data.origin(Source::Decoded);
+        let insecure = data
+            .consts
+            .iter()
+            .any(|t| INSECURE.iter().any(|w| t.contains(w)));
+        let (risk, why) = match (hidden, insecure) {
+            (Some(origin), _) => (
+                Risk::High,
+                format!(", with {} (line {}) in it", origin.what, origin.at.line),
+            ),
+            (None, true) => (Risk::High, ", and turns certificate checks off".to_string()),
+            (None, false) => (Risk::Medium, String::new()),
+        };
+        self.emit(
+            at,
+            Hit {
+                rule: "credentials.overwrite",
+                category: Category::Credentials,
+                risk,
+                message: format!("writes the person's credential file `{path}`{why}: every later tool then uses what the skill put there; leave credentials to the person"),
+                source: hidden.map(|o| o.at.clone()),
+            },
+        );
     }
 
     fn persistence(
@@ -327,7 +380,9 @@ impl Flow {
         let runs_fetched_file = self.files.iter().any(|(written, origins)| {
             let name = written.trim_end_matches('*');
             name.len() > 4
-                && origins.iter().any(|o| o.source == Source::Network)
+                && origins
+                    .iter()
+                    .any(|o| matches!(o.source, Source::Network | Source::Decoded))
                 && (data.consts.iter().any(|text| text.contains(name))
                     || data
                         .shape

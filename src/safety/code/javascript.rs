@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use super::flow::{Flow, Hit};
 use super::value::{Object, Origin, Place, Source, Value};
-use super::{analyze_nested, shell, unquote, Code, Language, Scope};
+use super::{shell, shell_string, unquote, Code, Scope};
 use crate::safety::{Category, Risk};
 
 pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) {
@@ -909,8 +909,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::unknown();
         }
         if SHELL_CALLS.contains(&name.as_str()) {
-            self.shell_string(&first, &at);
-            return first.derived();
+            return shell_string(self.flow, self.code, &first, &at);
         }
         if SPAWNS.contains(&name.as_str()) {
             let shell = self
@@ -934,8 +933,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                         .flat_map(|a| [a.clone(), Value::literal(" ")])
                         .collect::<Vec<_>>(),
                 );
-                self.shell_string(&joined, &at);
-                return Value::unknown();
+                return shell_string(self.flow, self.code, &joined, &at);
             }
             let mut process = shell::run_argv(self.flow, self.code, &argv, &at);
             if first
@@ -946,6 +944,25 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 process.object = Object::Module("process:shell".into());
             }
             return process;
+        }
+        if matches!(
+            name.as_str(),
+            "fs.readdirSync"
+                | "fs.readdir"
+                | "fs.promises.readdir"
+                | "fs/promises.readdir"
+                | "glob.sync"
+                | "fast-glob.sync"
+                | "globSync"
+        ) {
+            let pattern = if name.contains("readdir") {
+                Value::concat(&[first.clone(), Value::literal("/*")])
+            } else {
+                first.clone()
+            };
+            let mut entries = pattern.derived();
+            entries.shape = Some(pattern.shape().to_string());
+            return entries;
         }
         if READS.contains(&name.as_str()) {
             return self.flow.read_path(&first, &at);
@@ -1205,13 +1222,6 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 out
             }
-        }
-    }
-
-    fn shell_string(&mut self, command: &Value, at: &Place) {
-        self.flow.run_shell(command, at);
-        if let Some(text) = command.consts.first() {
-            analyze_nested(self.flow, self.code, Language::Shell, text, at.line);
         }
     }
 

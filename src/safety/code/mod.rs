@@ -255,10 +255,10 @@ fn parse(language: Language, text: &str) -> Option<Tree> {
     })
 }
 
-/// Parses `code` as `language` and walks it.
-fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) {
+/// Parses `code` as `language` and walks it; returns what shell code prints.
+fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) -> Value {
     if code.text.len() > MAX_CODE_BYTES || code.depth > MAX_NESTING {
-        return;
+        return Value::unknown();
     }
     if language == Language::Make {
         let recipes = make_recipes(code.text);
@@ -269,20 +269,29 @@ fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) 
         return analyze(flow, scope, &shell_code, Language::Shell);
     }
     let Some(tree) = parse(language, code.text) else {
-        return;
+        return Value::unknown();
     };
     match language {
-        Language::Shell | Language::Make => shell::walk(flow, scope, code, tree.root_node()),
+        Language::Shell | Language::Make => {
+            return shell::walk(flow, scope, code, tree.root_node());
+        }
         Language::Python => python::walk(flow, scope, code, tree.root_node()),
         Language::JavaScript | Language::TypeScript => {
             javascript::walk(flow, scope, code, tree.root_node())
         }
     }
+    Value::unknown()
 }
 
 /// Code found inside code (a here-document fed to `python3`, the text of `bash -c`): parsed
 /// as `language`, in a scope of its own (it runs as another process), numbered from `at_line`.
-fn analyze_nested(flow: &mut Flow, outer: &Code, language: Language, text: &str, at_line: usize) {
+fn analyze_nested(
+    flow: &mut Flow,
+    outer: &Code,
+    language: Language,
+    text: &str,
+    at_line: usize,
+) -> Value {
     let mut scope = Scope::default();
     analyze(
         flow,
@@ -294,7 +303,18 @@ fn analyze_nested(flow: &mut Flow, outer: &Code, language: Language, text: &str,
             depth: outer.depth + 1,
         },
         language,
-    );
+    )
+}
+
+/// A command string handed to a shell (`os.system`, `exec`, `shell=True`): a finding when it
+/// is built from data, and read as shell when its text is known. Returns what it prints.
+fn shell_string(flow: &mut Flow, outer: &Code, command: &Value, at: &Place) -> Value {
+    flow.run_shell(command, at);
+    let mut output = command.derived();
+    if let Some(text) = command.consts.first() {
+        output.absorb(&analyze_nested(flow, outer, Language::Shell, text, at.line));
+    }
+    output
 }
 
 /// A Makefile as the shell its recipes run, line for line (other lines blank, so numbers stay):

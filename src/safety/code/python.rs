@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use super::flow::{Flow, Hit};
 use super::value::{Object, Origin, Place, Source, Value};
-use super::{analyze_nested, shell, unquote, Code, Language, Scope};
+use super::{analyze_nested, shell, shell_string, unquote, Code, Language, Scope};
 use crate::safety::{Category, Risk};
 
 pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) {
@@ -468,7 +468,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 for (index, name) in names.into_iter().enumerate() {
                     let element = match &value.object {
                         Object::List(items) => items.get(index).cloned().unwrap_or_default(),
-                        _ => value.derived(),
+                        _ => entry_of(&value),
                     };
                     self.bind(name, element);
                 }
@@ -495,6 +495,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// `report["aws"] = secret`, `ctx.key = secret`: the container now holds the data.
     fn absorb_into_container(&mut self, target: Node<'t>, value: &Value) {
+        if value.taint.is_empty() {
+            return;
+        }
         let mut root = target;
         while let Some(inner) = root
             .child_by_field_name("value")
@@ -574,7 +577,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     let at = self.place(node);
                     return match name.as_str() {
                         "sys.argv" => Value::from_source(Source::Input, "sys.argv", &at),
-                        _ if name.starts_with("request.") || name == "self.path" => {
+                        _ if name.starts_with("request.")
+                            || name.starts_with("flask.request")
+                            || name.starts_with("bottle.request") =>
+                        {
                             Value::from_source(
                                 Source::Network,
                                 format!("a request from the network (`{name}`)"),
@@ -589,6 +595,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
                         "os.sep" => Value::literal("/"),
                         _ => Value::object(Object::Module(name)),
                     };
+                }
+                let whole = self.text(node);
+                if matches!(
+                    whole,
+                    "self.path" | "self.headers" | "self.rfile" | "self.requestline"
+                ) {
+                    let at = self.place(node);
+                    return Value::from_source(
+                        Source::Network,
+                        format!("a request from the network (`{whole}`)"),
+                        &at,
+                    );
                 }
                 let object = node
                     .child_by_field_name("object")
@@ -822,7 +840,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .child_by_field_name("attribute")
                     .map(|a| self.text(a).to_string())
                     .unwrap_or_default();
-                return self.method(&receiver, &method, &positional, &keywords, &at);
+                let result = self.method(&receiver, &method, &positional, &keywords, &at);
+                // `msg.add_attachment(data)`, `files.append(key)`: the object now holds the data.
+                if let Some(object) = function.child_by_field_name("object") {
+                    self.absorb_into_container(object, &Value::either(&positional).derived());
+                }
+                return result;
             }
             let mut out = Value::unknown();
             for arg in &positional {
@@ -893,8 +916,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
         }
         if SHELL_CALLS.contains(&name.as_str()) {
-            self.shell_string(&first, &at);
-            return first.derived();
+            return shell_string(self.flow, self.code, &first, &at);
         }
         if SPAWNS.contains(&name.as_str()) {
             let shell = keyword("shell")
@@ -912,9 +934,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                             .flat_map(|a| [a.clone(), Value::literal(" ")])
                             .collect::<Vec<_>>(),
                     );
-                    self.shell_string(&joined, &at);
+                    return shell_string(self.flow, self.code, &joined, &at);
                 }
-                (_, true) => self.shell_string(&first, &at),
+                (_, true) => return shell_string(self.flow, self.code, &first, &at),
                 (_, false) if !first.consts.is_empty() => {
                     return shell::run_argv(self.flow, self.code, &positional, &at);
                 }
@@ -990,6 +1012,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
         ) && positional.is_empty()
         {
             return Value::literal("~");
+        }
+        if matches!(name.as_str(), "glob.glob" | "glob.iglob") {
+            return listing(&first, false);
+        }
+        if matches!(name.as_str(), "os.listdir" | "os.scandir" | "os.walk") {
+            return listing(&first, true);
+        }
+        if name == "sys.executable" {
+            return Value::literal("python3");
+        }
+        if matches!(name.as_str(), "pyperclip.paste" | "clipboard.paste") {
+            return Value::from_source(Source::Secret, "the clipboard", &at);
         }
         if matches!(name.as_str(), "os.getcwd" | "pathlib.Path.cwd" | "Path.cwd") {
             return Value::literal(".");
@@ -1224,6 +1258,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 },
             ) => {
                 let data = self.flow.read_path(path, at);
+                // tarfile keeps `../` and absolute names unless a filter says otherwise.
+                let filtered = keywords
+                    .iter()
+                    .any(|(k, _)| k == "filter" || k == "members");
+                if let (Some(origin), false) = (data.origin(Source::Network), filtered) {
+                    self.flow.emit(
+                        at,
+                        Hit {
+                            rule: "path-escape.archive",
+                            category: Category::PathEscape,
+                            risk: Risk::High,
+                            message: format!("extracts an archive fetched from {} (line {}) with no filter on its entries, so an entry named `../../.bashrc` or `/etc/…` is written outside the folder: pass `filter=\"data\"`, or check each name", origin.what, origin.at.line),
+                            source: Some(origin.at.clone()),
+                        },
+                    );
+                }
                 let destination = if first.consts.is_empty() && first.shape.is_none() {
                     Value::literal(".")
                 } else {
@@ -1287,6 +1337,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 parts.extend(positional.iter().cloned());
                 join_path(&parts)
             }
+            ("glob" | "rglob" | "iterdir", _) if receiver.shape() != "*" => {
+                let pattern = match first.consts.first() {
+                    Some(_) => {
+                        Value::concat(&[receiver.clone(), Value::literal("/"), first.clone()])
+                    }
+                    None => Value::concat(&[receiver.clone(), Value::literal("/*")]),
+                };
+                listing(&pattern, false)
+            }
             (
                 "expanduser" | "resolve" | "absolute" | "strip" | "rstrip" | "lstrip" | "lower"
                 | "upper",
@@ -1320,8 +1379,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             ("fileno" | "makefile", Object::Module(m)) if m == "socket.socket" => receiver.clone(),
             ("system" | "popen", Object::Module(_)) => {
-                self.shell_string(&first, at);
-                Value::unknown()
+                shell_string(self.flow, self.code, &first, at)
             }
             _ => {
                 let mut out = receiver.derived();
@@ -1335,13 +1393,6 @@ impl<'t> Walker<'_, '_, '_, 't> {
 
     /// A command string handed to a shell: a finding when built from data, and read as shell
     /// when its text is known.
-    fn shell_string(&mut self, command: &Value, at: &Place) {
-        self.flow.run_shell(command, at);
-        if let Some(text) = command.consts.first() {
-            analyze_nested(self.flow, self.code, Language::Shell, text, at.line);
-        }
-    }
-
     fn arguments(&mut self, node: Node<'t>) -> (Vec<Value>, Vec<(String, Value)>) {
         let mut positional = Vec::new();
         let mut keywords = Vec::new();
@@ -1464,9 +1515,31 @@ pub(super) fn is_shell_program(program: &str) -> bool {
 fn elements_of(iterable: &Value) -> Value {
     match &iterable.object {
         Object::List(items) => Value::either(items),
-        Object::File { .. } => iterable.derived(),
-        _ => iterable.derived(),
+        _ => entry_of(iterable),
     }
+}
+
+/// An element of a listing: its origins, and the listing's path shape (an entry of `~/.ssh/*`
+/// is a file of `~/.ssh`).
+fn entry_of(listing: &Value) -> Value {
+    let mut entry = listing.derived();
+    entry.consts.clone_from(&listing.consts);
+    entry.shape.clone_from(&listing.shape);
+    entry
+}
+
+/// The entries of a folder or a glob, as a value whose shape is the pattern.
+fn listing(pattern: &Value, folder: bool) -> Value {
+    let pattern = if folder {
+        Value::concat(&[pattern.clone(), Value::literal("/*")])
+    } else {
+        pattern.clone()
+    };
+    // Its entries go by the pattern's names: an entry of `~/.ssh/*` is a file of `~/.ssh`.
+    let mut out = pattern.derived();
+    out.consts = pattern.consts.clone();
+    out.shape = Some(pattern.shape().to_string());
+    out
 }
 
 /// `"…%s…" % x`, `"…{}…".format(x)`: the values are put into the text.

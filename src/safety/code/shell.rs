@@ -11,7 +11,7 @@ use super::value::{Object, Place, Source, Value};
 use super::{analyze_nested, unquote, Code, Language, Scope};
 use crate::safety::{Category, Risk};
 
-pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) {
+pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) -> Value {
     let mut walker = Walker {
         flow,
         scope,
@@ -19,7 +19,7 @@ pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) 
         functions: HashMap::new(),
         calls: 0,
     };
-    walker.statements(root, &Value::unknown());
+    walker.statements(root, &Value::unknown())
 }
 
 /// A program started with an argument vector (`subprocess.run([...])`, `spawn(cmd, [...])`):
@@ -457,6 +457,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "env" | "printenv" | "set" | "export" | "declare" if args.is_empty() => {
                 return Value::from_source(Source::Secret, "the whole environment", at);
             }
+            "pbpaste" | "wl-paste" | "xsel" => {
+                return Value::from_source(Source::Secret, "the clipboard", at);
+            }
+            "xclip" if has("-o") || flags.iter().any(|f| f.starts_with("-out")) => {
+                return Value::from_source(Source::Secret, "the clipboard", at);
+            }
+            "git" if flags.iter().any(|f| f.ends_with("credential.helper")) => {
+                self.credential_helper(args, at);
+                return Value::unknown();
+            }
             "read" => {
                 for arg in args.iter().filter(|a| !is_flag(a)) {
                     if let Some(var) = arg.consts.first() {
@@ -631,6 +641,47 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 .run_code(&data.derived_if_tainted(), "a program", at);
         }
         output
+    }
+
+    /// `git config credential.helper '!…'`: a script of the skill's is handed every password git
+    /// uses from now on; the script itself is read as shell.
+    fn credential_helper(&mut self, args: &[Value], at: &Place) {
+        let Some(helper) = args
+            .iter()
+            .skip_while(|a| !a.consts.iter().any(|c| c.ends_with("credential.helper")))
+            .nth(1)
+        else {
+            return;
+        };
+        let script = helper.consts.first().and_then(|h| h.strip_prefix('!'));
+        if let Some(script) = script {
+            analyze_nested(self.flow, self.code, Language::Shell, script, at.line);
+        }
+        let known = helper.consts.first().is_some_and(|h| {
+            matches!(
+                h.as_str(),
+                "store"
+                    | "cache"
+                    | "osxkeychain"
+                    | "manager"
+                    | "manager-core"
+                    | "libsecret"
+                    | "wincred"
+                    | ""
+            ) || h.starts_with("cache ")
+        });
+        if !known {
+            self.flow.emit(
+                at,
+                Hit {
+                    rule: "credentials.git-helper",
+                    category: Category::Credentials,
+                    risk: Risk::High,
+                    message: "makes a program of the skill's git's credential helper, which is handed every user name and password git uses from now on: keep the person's own helper (`store`, `cache`, the system keychain)".into(),
+                    source: None,
+                },
+            );
+        }
     }
 
     /// `curl`, `wget` and their kin: a fetch (its output, or the file it saves), and a send of

@@ -50,7 +50,7 @@ pub(super) enum Object {
 }
 
 /// How many strings a value may be before the pass stops tracking them.
-const MAX_CONSTANTS: usize = 8;
+const MAX_CONSTANTS: usize = 32;
 /// How long a tracked string may grow.
 const MAX_CONSTANT_BYTES: usize = 8 * 1024;
 
@@ -196,12 +196,13 @@ impl Value {
             out.assembled |= choice.assembled;
             all_known &= !choice.consts.is_empty();
             for c in &choice.consts {
-                if out.consts.len() < MAX_CONSTANTS && !out.consts.contains(c) {
+                if !out.consts.contains(c) {
                     out.consts.push(c.clone());
                 }
             }
         }
-        if !all_known {
+        // Too many to follow is as good as unknown: a partial list would be wrong.
+        if !all_known || out.consts.len() > MAX_CONSTANTS {
             out.consts.clear();
         }
         out
