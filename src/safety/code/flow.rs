@@ -27,6 +27,8 @@ pub(super) struct Flow {
     findings: Vec<Finding>,
     /// Lines shown as what not to do, by file.
     quiet: HashMap<String, HashSet<usize>>,
+    /// What each script of the skill prints, by its file, for a step that runs it.
+    printed: HashMap<String, Value>,
 }
 
 /// What a finding is, before its place is known.
@@ -44,6 +46,29 @@ impl Flow {
             quiet,
             ..Flow::default()
         }
+    }
+
+    /// Records what the script `file` printed.
+    pub fn script_printed(&mut self, file: &str, output: Value) {
+        self.printed.insert(file.to_string(), output.derived());
+    }
+
+    /// What a step that runs the script at `path` gets: what that script printed, when it is
+    /// one of the skill's (`bash scripts/gather.sh` finds `scripts/gather.sh`).
+    pub fn printed_by(&self, path: &Value) -> Value {
+        let mut out = Value::unknown();
+        for name in &path.consts {
+            let name = name.trim_start_matches("./");
+            for (file, printed) in &self.printed {
+                if file == name
+                    || name.ends_with(&format!("/{file}"))
+                    || file.ends_with(&format!("/{name}"))
+                {
+                    out.absorb(printed);
+                }
+            }
+        }
+        out
     }
 
     pub fn into_findings(self) -> Vec<Finding> {

@@ -11,7 +11,8 @@ use super::value::{Object, Origin, Place, Source, Value};
 use super::{shell, shell_string, unquote, Code, Scope};
 use crate::safety::{Category, Risk};
 
-pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) {
+/// Walks a JavaScript or TypeScript tree; returns what it prints.
+pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) -> Value {
     let mut walker = Walker {
         flow,
         scope,
@@ -20,9 +21,11 @@ pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) 
         returns: Vec::new(),
         calls: 0,
         callbacks: Vec::new(),
+        printed: Value::unknown(),
     };
     walker.hoist(root);
     walker.statement(root);
+    walker.printed
 }
 
 struct Walker<'f, 's, 'c, 't> {
@@ -37,6 +40,8 @@ struct Walker<'f, 's, 'c, 't> {
     /// Callbacks given what a call fetched, run once the statement that made the call is done
     /// (`const sock = net.connect(…, () => sock.pipe(…))` runs after `sock` is bound).
     callbacks: Vec<(Node<'t>, Value)>,
+    /// What the code prints (`console.log`, `process.stdout.write`).
+    printed: Value,
 }
 
 /// How deep calls of a skill's own functions are followed.
@@ -848,6 +853,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .find_map(|prefix| name.strip_prefix(prefix))
             .unwrap_or(name)
             .to_string();
+        if matches!(
+            name.as_str(),
+            "console.log" | "console.info" | "process.stdout.write"
+        ) {
+            for arg in &all {
+                self.printed.absorb(arg);
+            }
+            return Value::unknown();
+        }
         if name == "String.fromCharCode" || name == "String.fromCodePoint" {
             return Value::unknown().tainted(Origin {
                 source: Source::Decoded,

@@ -188,7 +188,7 @@ pub(super) fn check(units: &[Unit], quiet: HashMap<String, HashSet<usize>>) -> V
         let mut scopes: HashMap<(&str, Language), Scope> = HashMap::new();
         for unit in units {
             let scope = scopes.entry((&unit.file, unit.language)).or_default();
-            analyze(
+            let printed = analyze(
                 &mut flow,
                 scope,
                 &Code {
@@ -199,6 +199,9 @@ pub(super) fn check(units: &[Unit], quiet: HashMap<String, HashSet<usize>>) -> V
                 },
                 unit.language,
             );
+            if unit.first_line == 1 {
+                flow.script_printed(&unit.file, printed);
+            }
         }
     }
     flow.into_findings()
@@ -255,7 +258,7 @@ fn parse(language: Language, text: &str) -> Option<Tree> {
     })
 }
 
-/// Parses `code` as `language` and walks it; returns what shell code prints.
+/// Parses `code` as `language` and walks it; returns what the code prints.
 fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) -> Value {
     if code.text.len() > MAX_CODE_BYTES || code.depth > MAX_NESTING {
         return Value::unknown();
@@ -272,15 +275,12 @@ fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) 
         return Value::unknown();
     };
     match language {
-        Language::Shell | Language::Make => {
-            return shell::walk(flow, scope, code, tree.root_node());
-        }
+        Language::Shell | Language::Make => shell::walk(flow, scope, code, tree.root_node()),
         Language::Python => python::walk(flow, scope, code, tree.root_node()),
         Language::JavaScript | Language::TypeScript => {
             javascript::walk(flow, scope, code, tree.root_node())
         }
     }
-    Value::unknown()
 }
 
 /// Code found inside code (a here-document fed to `python3`, the text of `bash -c`): parsed

@@ -11,7 +11,8 @@ use super::value::{Object, Origin, Place, Source, Value};
 use super::{analyze_nested, shell, shell_string, unquote, Code, Language, Scope};
 use crate::safety::{Category, Risk};
 
-pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) {
+/// Walks a Python tree; returns what it prints.
+pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) -> Value {
     let mut walker = Walker {
         flow,
         scope,
@@ -20,8 +21,10 @@ pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) 
         returns: Vec::new(),
         calls: 0,
         stdio_on_socket: false,
+        printed: Value::unknown(),
     };
     walker.block(root);
+    walker.printed
 }
 
 struct Walker<'f, 's, 'c, 't> {
@@ -35,6 +38,8 @@ struct Walker<'f, 's, 'c, 't> {
     calls: usize,
     /// `os.dup2` put a socket on the standard streams: a shell started now is a remote one.
     stdio_on_socket: bool,
+    /// What the code prints (`print`, `sys.stdout.write`).
+    printed: Value,
 }
 
 /// How deep calls of a skill's own functions are followed.
@@ -1018,6 +1023,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if matches!(name.as_str(), "os.listdir" | "os.scandir" | "os.walk") {
             return listing(&first, true);
+        }
+        if matches!(
+            name.as_str(),
+            "print" | "sys.stdout.write" | "pprint.pprint"
+        ) {
+            for arg in &all {
+                self.printed.absorb(arg);
+            }
+            return Value::unknown();
         }
         if name == "sys.executable" {
             return Value::literal("python3");

@@ -120,14 +120,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
     }
 
     /// Runs every statement under `node`; returns the output of the last one.
+    /// Runs every statement under `node`; returns what they print: the last one's text, and
+    /// the origins of all (`{ cat a; cat b; } > f` puts both in `f`).
     fn statements(&mut self, node: Node<'t>, stdin: &Value) -> Value {
-        let mut last = Value::unknown();
+        let mut printed = Value::unknown();
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
-            last = self.statement(child, stdin);
+            let output = self.statement(child, stdin);
+            let earlier = std::mem::replace(&mut printed, output);
+            printed.absorb(&earlier);
         }
-        last
+        printed
     }
 
     fn statement(&mut self, node: Node<'t>, stdin: &Value) -> Value {
@@ -456,6 +460,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             "env" | "printenv" | "set" | "export" | "declare" if args.is_empty() => {
                 return Value::from_source(Source::Secret, "the whole environment", at);
+            }
+            // Each `mktemp` is a file of its own, known by where it was made.
+            "mktemp" => {
+                return Value::literal(format!("/tmp/mktemp-{}-{}", at.file, at.line));
             }
             "pbpaste" | "wl-paste" | "xsel" => {
                 return Value::from_source(Source::Secret, "the clipboard", at);
@@ -828,15 +836,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
             Some(file) => {
                 let data = self.flow.read_path(file, at);
                 self.flow.run_code(&data.derived_if_tainted(), what, at);
+                // A script of the skill's prints what it printed when it was checked.
+                self.flow.printed_by(file)
             }
             None => {
                 self.flow.run_code(&stdin.derived_if_tainted(), what, at);
-                if let (Some((text, line)), Some(language)) = (heredoc, language) {
-                    analyze_nested(self.flow, self.code, language, text, line);
+                match (heredoc, language) {
+                    (Some((text, line)), Some(language)) => {
+                        analyze_nested(self.flow, self.code, language, text, line)
+                    }
+                    _ => Value::unknown(),
                 }
             }
         }
-        Value::unknown()
     }
 
     /// Parses a known code text in `language` (what `eval` or `-c` is given).
