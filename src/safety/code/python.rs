@@ -598,6 +598,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                             &at,
                         ),
                         "os.sep" => Value::literal("/"),
+                        "sys.executable" => Value::literal("python3"),
                         _ => Value::object(Object::Module(name)),
                     };
                 }
@@ -1032,9 +1033,6 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.printed.absorb(arg);
             }
             return Value::unknown();
-        }
-        if name == "sys.executable" {
-            return Value::literal("python3");
         }
         if matches!(name.as_str(), "pyperclip.paste" | "clipboard.paste") {
             return Value::from_source(Source::Secret, "the clipboard", &at);

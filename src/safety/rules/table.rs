@@ -101,6 +101,18 @@ pub(super) const RULES: &[Rule] = &[
         ],
         message: "carries the EICAR antivirus test signature, which every scanner treats as malware: delete it; a skill that plants it is testing or disabling the person's defences",
     },
+    // An agent's own permission checks switched off.
+    Rule {
+        id: "privilege.agent-permissions",
+        category: PrivilegeEscalation,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[
+            r"(?i)\bbypassPermissions\b|--dangerously-skip-permissions\b|--dangerously-bypass-approvals\b|\bBash\(\s*\*\s*\)|\b(yolo|full-?auto)\s+mode\b|\bauto-?approve\s+(all|every|any)\b",
+        ],
+        message: "switches off the agent's own permission checks, so every later command runs without the person seeing it first: delete it; a skill works within the permissions the person set",
+    },
     // Download and execute.
     Rule {
         id: PIPE_TO_SHELL,
