@@ -279,16 +279,6 @@ fn with_code_findings(files: Vec<CheckedFile>) -> Vec<Finding> {
         quiet.insert(file.file, file.quiet);
     }
     let code_findings = code::check(&units, quiet);
-    // Where both passes saw the same harm on a line, the code pass says more (where the data
-    // came from): keep its finding alone.
-    findings.retain(|line| {
-        !code_findings.iter().any(|code| {
-            code.category == line.category
-                && code.file == line.file
-                && code.line == line.line
-                && code.risk >= line.risk
-        })
-    });
     findings.extend(code_findings);
     findings
 }

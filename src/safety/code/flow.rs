@@ -231,7 +231,7 @@ impl Flow {
                 Hit {
                     rule: "code-execution.dynamic",
                     category: Category::CodeExecution,
-                    risk: Risk::Medium,
+                    risk: Risk::Low,
                     message: "evaluates text a command printed as shell: fine for a tool's own set-up (`ssh-agent -s`, `direnv hook`), but check that the command is one the person has".into(),
                     source: None,
                 },
@@ -379,7 +379,7 @@ impl Flow {
                 format!(", with {} (line {}) in it", origin.what, origin.at.line),
             ),
             (None, true) => (Risk::High, ", and turns certificate checks off".to_string()),
-            (None, false) => (Risk::Medium, String::new()),
+            (None, false) => (Risk::Low, String::new()),
         };
         self.emit(
             at,

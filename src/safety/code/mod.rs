@@ -271,6 +271,28 @@ fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) 
         };
         return analyze(flow, scope, &shell_code, Language::Shell);
     }
+    // tree-sitter-bash's scanner crashes on some characters past ASCII (a Tag-block character
+    // after `${`, found by tests/safety.rs's random texts): the shell is given them as `_`,
+    // byte for byte, so positions and lines stay; the line pass reads the real characters.
+    if language == Language::Shell && !code.text.is_ascii() {
+        let ascii: String = code
+            .text
+            .chars()
+            .flat_map(|c| {
+                let width = if c.is_ascii() { 1 } else { c.len_utf8() };
+                std::iter::repeat_n(if c.is_ascii() { c } else { '_' }, width)
+            })
+            .collect();
+        return analyze(
+            flow,
+            scope,
+            &Code {
+                text: &ascii,
+                ..*code
+            },
+            language,
+        );
+    }
     let Some(tree) = parse(language, code.text) else {
         return Value::unknown();
     };

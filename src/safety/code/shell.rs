@@ -480,7 +480,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     if let Some(var) = arg.consts.first() {
                         self.scope.vars.insert(
                             var.clone(),
-                            Value::from_source(Source::Input, format!("what `read` takes"), at),
+                            Value::from_source(Source::Input, "what `read` takes", at),
                         );
                     }
                 }
@@ -840,7 +840,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.printed_by(file)
             }
             None => {
-                self.flow.run_code(&stdin.derived_if_tainted(), what, at);
+                // `curl … | sh` on one line is the line rules' to judge (they know the
+                // vendors' installers); the code pass follows what crosses lines.
+                let same_line = stdin
+                    .origin(Source::Network)
+                    .is_some_and(|o| o.at.file == at.file && o.at.line == at.line);
+                if !same_line {
+                    self.flow.run_code(&stdin.derived_if_tainted(), what, at);
+                }
                 match (heredoc, language) {
                     (Some((text, line)), Some(language)) => {
                         analyze_nested(self.flow, self.code, language, text, line)

