@@ -115,20 +115,12 @@ impl Flow {
     /// Reading the file at `path`: a secret if it is a credential store, or whatever an earlier
     /// step wrote there (or into the folder it is in, or, for a folder, into a file in it).
     pub fn read_path(&mut self, path: &Value, at: &Place) -> Value {
-        if path.built {
-            if let Some(origin) = path.origin(Source::Network) {
-                let hit = flow_hit(
-                    "path-escape.request-path",
-                    Category::PathEscape,
-                    Risk::High,
-                    origin,
-                    "and opens the file that names, with nothing keeping it inside one folder",
-                    at,
-                    "a `../` or `~` in it reads any file of the person's, keys included; resolve the path and refuse one outside the folder served",
-                );
-                self.emit(at, hit);
-            }
-        }
+        self.path_from_network(
+            path,
+            "opens",
+            "a `../` or `~` in it reads any file of the person's, keys included; resolve the path and refuse one outside the folder served",
+            at,
+        );
         // The contents' origins, not the name's.
         let mut out = Value::unknown();
         for normal in path_keys(path) {
@@ -148,6 +140,52 @@ impl Flow {
             }
         }
         out
+    }
+
+    /// A path built from something fetched (a request's URL, an archive entry's name) that
+    /// code `opens` or `writes`: nothing keeps it inside one folder.
+    fn path_from_network(&mut self, path: &Value, does: &str, advice: &str, at: &Place) {
+        let Some(origin) = path.origin(Source::Network).filter(|_| path.built) else {
+            return;
+        };
+        let hit = flow_hit(
+            "path-escape.request-path",
+            Category::PathEscape,
+            Risk::High,
+            origin,
+            &format!("and {does} the file that names, with nothing keeping it inside one folder"),
+            at,
+            advice,
+        );
+        self.emit(at, hit);
+    }
+
+    /// A function of `name` that calls itself with nothing that could stop it.
+    pub fn unbounded_recursion(&mut self, name: &str, at: &Place) {
+        self.emit(
+            at,
+            Hit {
+                rule: "resource-exhaustion.unbounded-recursion",
+                category: Category::ResourceExhaustion,
+                risk: Risk::High,
+                message: format!("`{name}` calls itself with no condition that ends it, so it runs until memory or the stack is exhausted: give it a base case, or delete it"),
+                source: None,
+            },
+        );
+    }
+
+    /// A shell whose input and output are a network connection; `how` says how it was wired.
+    pub fn reverse_shell(&mut self, how: &str, at: &Place) {
+        self.emit(
+            at,
+            Hit {
+                rule: "network.reverse-shell",
+                category: Category::NetworkAbuse,
+                risk: Risk::Critical,
+                message: format!("{how} (a reverse shell), handing this machine to whoever is at the other end: delete it"),
+                source: None,
+            },
+        );
     }
 
     /// An environment variable: a secret when its name says so, or what a step exported.
@@ -322,20 +360,12 @@ impl Flow {
 
     /// Data written to the file at `path` (appended when `append`).
     pub fn write_path(&mut self, path: &Value, data: &Value, append: bool, at: &Place) {
-        if path.built {
-            if let Some(origin) = path.origin(Source::Network) {
-                let hit = flow_hit(
-                    "path-escape.request-path",
-                    Category::PathEscape,
-                    Risk::High,
-                    origin,
-                    "and writes the file that names, with nothing keeping it inside one folder",
-                    at,
-                    "an entry named `../../.bashrc` or `/etc/…` lands outside (zip slip); resolve each path and refuse one outside the target folder",
-                );
-                self.emit(at, hit);
-            }
-        }
+        self.path_from_network(
+            path,
+            "writes",
+            "an entry named `../../.bashrc` or `/etc/…` lands outside (zip slip); resolve each path and refuse one outside the target folder",
+            at,
+        );
         for normal in path_keys(path) {
             let entry = self.files.entry(normal.clone()).or_default();
             for origin in &data.taint {

@@ -1117,16 +1117,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
             && ((is(&receiver, "socket") && is(&first, "process:shell"))
                 || (is(&receiver, "process:shell") && is(&first, "socket")))
         {
-            self.flow.emit(
-                at,
-                Hit {
-                    rule: "network.reverse-shell",
-                    category: Category::NetworkAbuse,
-                    risk: Risk::Critical,
-                    message: "pipes a network connection into a shell (a reverse shell), handing this machine to whoever is at the other end: delete it".into(),
-                    source: None,
-                },
-            );
+            self.flow
+                .reverse_shell("pipes a network connection into a shell", at);
         }
         match (method.as_str(), &receiver.object) {
             ("pipe", _) if matches!(first.object, Object::File { write: true, .. }) => {
@@ -1303,16 +1295,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     && !r.trim_start().starts_with(&format!("await {name}("))
             });
         if calls_itself && !can_stop {
-            self.flow.emit(
-                at,
-                Hit {
-                    rule: "resource-exhaustion.unbounded-recursion",
-                    category: Category::ResourceExhaustion,
-                    risk: Risk::High,
-                    message: format!("`{name}` calls itself with no condition that ends it, so it runs until memory or the stack is exhausted: give it a base case, or delete it"),
-                    source: None,
-                },
-            );
+            self.flow.unbounded_recursion(name, at);
         }
     }
 }

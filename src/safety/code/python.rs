@@ -909,15 +909,9 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 _ => first.clone(),
             };
             if self.stdio_on_socket && program.consts.iter().any(|p| is_shell_program(p)) {
-                self.flow.emit(
+                self.flow.reverse_shell(
+                    "starts a shell whose input and output are a network connection",
                     &at,
-                    Hit {
-                        rule: "network.reverse-shell",
-                        category: Category::NetworkAbuse,
-                        risk: Risk::Critical,
-                        message: "starts a shell whose input and output are a network connection (a reverse shell), handing this machine to whoever is at the other end: delete it".into(),
-                        source: None,
-                    },
                 );
             }
         }
@@ -1492,16 +1486,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 .lines()
                 .any(|l| l.trim().starts_with("return ") && !l.contains(&format!("{name}(")));
         if calls_itself && !can_stop {
-            self.flow.emit(
-                at,
-                Hit {
-                    rule: "resource-exhaustion.unbounded-recursion",
-                    category: Category::ResourceExhaustion,
-                    risk: Risk::High,
-                    message: format!("`{name}` calls itself with no condition that ends it, so it runs until memory or the process limit is exhausted: give it a base case, or delete it"),
-                    source: None,
-                },
-            );
+            self.flow.unbounded_recursion(name, at);
         }
     }
 }
