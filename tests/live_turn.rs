@@ -29,9 +29,12 @@ async fn a_short_day_with_lull_beside_the_person_completes_every_review() {
         answer_tokens: 16,
         think_s: (0.5, 2.5),
         review_every: 3,
+        queued_at_start: 0,
         review_bytes: 2 * 1024,
         drain: Duration::from_secs(240),
         settle_s: 1,
+        slots: None,
+        context: 32768,
     };
     let work = tempfile::tempdir().unwrap();
     for mode in [Mode::None, Mode::LullReported] {

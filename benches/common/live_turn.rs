@@ -51,14 +51,33 @@ pub struct DayShape {
     pub answer_tokens: u32,
     /// Seconds of thought before each turn, drawn between the two.
     pub think_s: (f64, f64),
-    /// A review arrives after every this many turns.
+    /// A review arrives after every this many turns (0: none during the day).
     pub review_every: usize,
+    /// Reviews queued before the person's first turn.
+    pub queued_at_start: usize,
     /// Bytes of each review's transcript.
     pub review_bytes: usize,
     /// After the last turn, how long learning may take to finish.
     pub drain: Duration,
     /// `scheduler.settle_s` for the Lull modes.
     pub settle_s: u64,
+    /// The server's slots (`-np`); `None` is llama-server's default.
+    pub slots: Option<u32>,
+    /// The server's context (`-c`), all slots together.
+    pub context: u32,
+}
+
+impl DayShape {
+    /// The server's arguments besides the model and the port: the slots and context of this
+    /// day, `/metrics` for the decode tally, no web UI.
+    pub fn server_args(&self) -> Vec<String> {
+        let mut args = vec!["-c".to_string(), self.context.to_string()];
+        if let Some(slots) = self.slots {
+            args.extend(["-np".to_string(), slots.to_string()]);
+        }
+        args.extend(["--metrics".to_string(), "--no-webui".to_string()]);
+        args
+    }
 }
 
 /// One turn of the person.
@@ -69,10 +88,10 @@ pub struct Turn {
     pub messages: Vec<ChatMessage>,
 }
 
-/// A review arriving after turn `after_turn` (0-based).
+/// A review arriving after turn `after_turn` (0-based), or queued before the day when `None`.
 pub struct Arrival {
     /// The turn it follows.
-    pub after_turn: usize,
+    pub after_turn: Option<usize>,
     /// The conversation to review.
     pub messages: Vec<ChatMessage>,
 }
@@ -107,8 +126,11 @@ pub fn day(shape: &DayShape) -> Day {
             }
         })
         .collect();
-    let reviews = (0..shape.turns)
-        .filter(|turn| (turn + 1) % shape.review_every == 0)
+    let during = (0..shape.turns)
+        .filter(|turn| shape.review_every > 0 && (turn + 1) % shape.review_every == 0)
+        .map(Some);
+    let reviews = std::iter::repeat_n(None, shape.queued_at_start)
+        .chain(during)
         .map(|after_turn| {
             let mut messages = Vec::new();
             let mut bytes = 0;
@@ -193,6 +215,168 @@ pub struct Figures {
     pub learning_requests: u64,
     /// Seconds from the last turn's end until learning finished (or the drain window ended).
     pub drain_s: f64,
+    /// Every turn's time to first token, in order.
+    #[serde(skip)]
+    pub ttft_s: Vec<f64>,
+}
+
+/// One case of the benchmark: several seeded days, each played in every [`Mode`] on a fresh
+/// server, and the person's time to first token pooled over the days per mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// Its name (`short`, `long`).
+    pub name: String,
+    /// The days, as drawn.
+    pub days: Vec<DayShape>,
+    /// Per day, the figures of each mode (in [`Mode::ALL`]'s order).
+    pub figures: Vec<Vec<Figures>>,
+    /// Per mode, over all days.
+    pub pooled: Vec<Pooled>,
+}
+
+/// A mode's figures over all days of a case.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pooled {
+    /// The mode.
+    pub mode: &'static str,
+    /// The person's turns measured.
+    pub turns: usize,
+    /// Time to first token over all turns: median, 95th percentile, worst.
+    pub ttft_p50_s: f64,
+    /// See `ttft_p50_s`.
+    pub ttft_p95_s: f64,
+    /// See `ttft_p50_s`.
+    pub ttft_max_s: f64,
+    /// The lowest and highest of the days' own medians: the spread over days.
+    pub day_p50_range_s: (f64, f64),
+    /// Reviews that arrived and those finished within the drain windows, all days together.
+    pub reviews: usize,
+    /// See `reviews`.
+    pub reviews_completed: usize,
+    /// Learning's requests to the server, all days together.
+    pub learning_requests: u64,
+    /// The longest drain, in seconds.
+    pub drain_max_s: f64,
+}
+
+impl Case {
+    /// Plays every day of `days` in every mode.
+    pub async fn run(
+        name: &str,
+        binary: &Path,
+        model: &Path,
+        work: &Path,
+        days: Vec<DayShape>,
+    ) -> Case {
+        let mut figures = Vec::new();
+        for shape in &days {
+            let mut day = Vec::new();
+            for mode in Mode::ALL {
+                let dir = work.join(format!("{name}-{}", shape.seed));
+                let measured = run(binary, model, &dir, mode, shape).await;
+                eprintln!("{name} seed {}: {measured:?}", shape.seed);
+                day.push(measured);
+            }
+            figures.push(day);
+        }
+        let pooled = (0..Mode::ALL.len())
+            .map(|m| {
+                let of_mode: Vec<&Figures> = figures.iter().map(|day| &day[m]).collect();
+                let mut ttft: Vec<f64> = of_mode.iter().flat_map(|f| f.ttft_s.clone()).collect();
+                let day_p50s = of_mode.iter().map(|f| f.ttft_p50_s);
+                Pooled {
+                    mode: Mode::ALL[m].name(),
+                    turns: ttft.len(),
+                    ttft_p50_s: percentile(&mut ttft, 0.5),
+                    ttft_p95_s: percentile(&mut ttft, 0.95),
+                    ttft_max_s: percentile(&mut ttft, 1.0),
+                    day_p50_range_s: (
+                        day_p50s.clone().fold(f64::INFINITY, f64::min),
+                        day_p50s.fold(0.0, f64::max),
+                    ),
+                    reviews: of_mode.iter().map(|f| f.reviews).sum(),
+                    reviews_completed: of_mode.iter().map(|f| f.reviews_completed).sum(),
+                    learning_requests: of_mode.iter().map(|f| f.learning_requests).sum(),
+                    drain_max_s: of_mode.iter().map(|f| f.drain_s).fold(0.0, f64::max),
+                }
+            })
+            .collect();
+        Case {
+            name: name.into(),
+            days,
+            figures,
+            pooled,
+        }
+    }
+
+    /// The case's table and its targets against `none`: p50 within 10 % for both Lull modes,
+    /// and p95 (the long case) or the worst turn (the short case, issue 30) within 25 %.
+    pub fn print(&self) {
+        let shape = &self.days[0];
+        println!(
+            "\nlive turn, case {}: {} days (seeds {}), {} turns a day; llama-server {}",
+            self.name,
+            self.days.len(),
+            self.days
+                .iter()
+                .map(|d| d.seed.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            shape.turns,
+            shape.server_args().join(" ")
+        );
+        println!(
+            "{:<26} {:>6} {:>9} {:>9} {:>9} {:>15} {:>9} {:>9} {:>8}",
+            "mode",
+            "turns",
+            "ttft p50",
+            "ttft p95",
+            "ttft max",
+            "day p50s",
+            "reviews",
+            "requests",
+            "drain"
+        );
+        for p in &self.pooled {
+            println!(
+                "{:<26} {:>6} {:>8.3}s {:>8.3}s {:>8.3}s {:>6.3}–{:<6.3}s {:>5}/{:<3} {:>9} {:>7.0}s",
+                p.mode,
+                p.turns,
+                p.ttft_p50_s,
+                p.ttft_p95_s,
+                p.ttft_max_s,
+                p.day_p50_range_s.0,
+                p.day_p50_range_s.1,
+                p.reviews_completed,
+                p.reviews,
+                p.learning_requests,
+                p.drain_max_s
+            );
+        }
+        let none = &self.pooled[0];
+        let (tail, tail_name): (fn(&Pooled) -> f64, &str) = if self.name == "short" {
+            (|p| p.ttft_max_s, "worst")
+        } else {
+            (|p| p.ttft_p95_s, "p95")
+        };
+        println!("targets (against none):");
+        for lull in &self.pooled[2..] {
+            let p50 = lull.ttft_p50_s / none.ttft_p50_s;
+            let tail_ratio = tail(lull) / tail(none);
+            let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
+            println!(
+                "  [{}] {}: p50 {:.2}× (≤ 1.10)  [{}] {tail_name} {:.2}× (≤ 1.25)  [{}] reviews {}/{}",
+                mark(p50 <= 1.10),
+                lull.mode,
+                p50,
+                mark(tail_ratio <= 1.25),
+                tail_ratio,
+                mark(lull.reviews_completed == lull.reviews),
+                lull.reviews_completed,
+                lull.reviews
+            );
+        }
+    }
 }
 
 /// The real server as a child process; killed when dropped.
@@ -208,14 +392,9 @@ impl Drop for Server {
     }
 }
 
-/// The server's arguments besides the model and the port: llama-server's default slot count,
-/// a context large enough for a review beside the person's turn, and `/metrics` for the decode
-/// tally.
-pub const SERVER_ARGS: [&str; 4] = ["-c", "32768", "--metrics", "--no-webui"];
-
 impl Server {
-    /// Starts `binary -m model` on a free port and waits until it answers `/health`.
-    pub async fn start(binary: &Path, model: &Path) -> Server {
+    /// Starts `binary -m model args` on a free port and waits until it answers `/health`.
+    pub async fn start(binary: &Path, model: &Path, args: &[String]) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -225,7 +404,7 @@ impl Server {
             .arg("-m")
             .arg(model)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(SERVER_ARGS)
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -441,7 +620,7 @@ pub async fn run(
     day_shape: &DayShape,
 ) -> Figures {
     let day = day(day_shape);
-    let server = Server::start(binary, model).await;
+    let server = Server::start(binary, model, &day_shape.server_args()).await;
     let mut learner = match mode {
         Mode::None => Learner::None,
         Mode::Immediate => Learner::Immediate(Vec::new()),
@@ -468,6 +647,9 @@ pub async fn run(
         }
     };
 
+    for arrival in day.reviews.iter().filter(|r| r.after_turn.is_none()) {
+        submit(&mut learner, &server, arrival, "queued").await;
+    }
     let mut answers = Vec::new();
     for (index, turn) in day.turns.iter().enumerate() {
         tokio::time::sleep(turn.think).await;
@@ -483,8 +665,8 @@ pub async fn run(
         if let (Some(lease), Learner::Lull { engine, .. }) = (lease, &learner) {
             let _ = engine.finish_turn(&lease);
         }
-        for arrival in day.reviews.iter().filter(|r| r.after_turn == index) {
-            submit(&mut learner, &server, arrival, index).await;
+        for arrival in day.reviews.iter().filter(|r| r.after_turn == Some(index)) {
+            submit(&mut learner, &server, arrival, &index.to_string()).await;
         }
     }
 
@@ -519,10 +701,11 @@ pub async fn run(
         prompt_tokens_read,
         learning_requests,
         drain_s,
+        ttft_s: answers.iter().map(|a| a.ttft.as_secs_f64()).collect(),
     }
 }
 
-async fn submit(learner: &mut Learner, server: &Server, arrival: &Arrival, index: usize) {
+async fn submit(learner: &mut Learner, server: &Server, arrival: &Arrival, session: &str) {
     match learner {
         Learner::None => {}
         Learner::Immediate(handles) => {
@@ -539,7 +722,7 @@ async fn submit(learner: &mut Learner, server: &Server, arrival: &Arrival, index
         Learner::Lull { engine, ids, .. } => {
             let (id, _) = engine
                 .submit_review(ReviewSubmission {
-                    session_key: format!("session-{index}"),
+                    session_key: format!("session-{session}-{}", ids.len()),
                     messages: arrival.messages.clone(),
                     focus: None,
                     snapshot_at: None,
