@@ -18,6 +18,8 @@
 //! [`IdleGate::changed`] notification or the deadline of a `Wait`. Time is tokio's, so tests and
 //! the simulator run the same code on a paused clock.
 
+mod rhythm;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +33,15 @@ use crate::server::{ModelStatus, ServerProbe, ServerReading, ServerState};
 
 /// How often a waiting item re-reads a busy, starting or unreachable server.
 pub const SERVER_RECHECK: Duration = Duration::from_secs(2);
+/// How long after Lull's own request ended one busy slot may still be that request: the server
+/// frees a slot a moment after the answer, and reads a dropped prompt step to its end.
+pub const OWN_RELEASE_GRACE: Duration = Duration::from_secs(2);
+/// How often the server is read again meanwhile.
+const OWN_RELEASE_RECHECK: Duration = Duration::from_millis(250);
+/// The person's rhythm lengthens the settle window by this much at most: a rhythm of long
+/// pauses must not delay learning much past what the person configured (on the simulator's
+/// days, a longer stretch raised the median delay past the design's 1.25× of Hermes').
+const RHYTHM_MAX_EXTRA: Duration = Duration::from_secs(5);
 
 /// Milliseconds on the engine's clock: wall time at start plus tokio's monotonic time since.
 ///
@@ -171,6 +182,12 @@ struct Turns {
     /// Learning work was preempted and none has completed since: the settle window is
     /// [`GateTiming::settle_after_preemption`].
     preempted: bool,
+    /// When the person's last reported turn ended (no lease left), to measure their pause.
+    quiet_since: Option<Instant>,
+    /// The person's recent pauses between turns.
+    rhythm: rhythm::Rhythm,
+    /// When Lull's own last request on the managed server ended (its permit dropped).
+    released: Option<Instant>,
 }
 
 /// Who was last seen using the GPU.
@@ -200,6 +217,22 @@ impl Turns {
             timing.settle
         }
     }
+
+    /// The quiet a lull needs now, and whether the person's rhythm (not the window) sets it.
+    fn quiet_needed(&self, timing: &GateTiming) -> (Duration, bool) {
+        let window = self.settle_window(timing);
+        match self.rhythm.usual_quiet() {
+            Some(usual) if usual > window => (usual.min(window + RHYTHM_MAX_EXTRA), true),
+            _ => (window, false),
+        }
+    }
+
+    /// The person started a turn now, after a pause if none was live.
+    fn person_started(&mut self, now: Instant) {
+        if let Some(quiet) = self.quiet_since.take() {
+            self.rhythm.paused(now - quiet);
+        }
+    }
 }
 
 impl Turns {
@@ -218,6 +251,9 @@ impl Turns {
         let latest = lapsed.into_iter().max().expect("at least one lapsed lease");
         if self.last_activity.is_none_or(|at| at < latest) {
             self.record(latest, ActivityCause::ReportedTurn);
+        }
+        if self.leases.is_empty() {
+            self.quiet_since = Some(latest);
         }
         tracing::info!("a turn lease lapsed without a finish; counting it as finished");
     }
@@ -272,6 +308,9 @@ impl IdleGate {
         {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
+            if turns.leases.is_empty() {
+                turns.person_started(now);
+            }
             turns.leases.insert(
                 lease_id.clone(),
                 Lease {
@@ -294,6 +333,9 @@ impl IdleGate {
             let known = turns.leases.remove(lease_id).is_some();
             if known {
                 turns.record(now, ActivityCause::ReportedTurn);
+                if turns.leases.is_empty() {
+                    turns.quiet_since = Some(now);
+                }
             }
             known
         };
@@ -307,7 +349,23 @@ impl IdleGate {
         let now = Instant::now();
         let mut turns = self.turns.lock().expect("turns lock");
         turns.record(now, ActivityCause::BusySlot);
-        now + turns.settle_window(&self.timing)
+        now + turns.quiet_needed(&self.timing).0
+    }
+
+    /// Records that another client started using the server while learning ran: a person who
+    /// tells Lull nothing came back after this pause (from when they were last seen).
+    fn foreign_turn_started(&self) {
+        let now = Instant::now();
+        let mut turns = self.turns.lock().expect("turns lock");
+        if let Some(at) = turns.last_activity {
+            turns.rhythm.paused(now - at);
+        }
+    }
+
+    /// Records that Lull's own request on the managed server ended: for a moment, one busy
+    /// slot may still be it.
+    fn own_request_ended(&self) {
+        self.turns.lock().expect("turns lock").released = Some(Instant::now());
     }
 
     /// Records that learning work was preempted: the person is in a burst of prompts, so the
@@ -398,13 +456,13 @@ impl IdleGate {
         // Work asked for now needs no lull: it is judged like aged work, but never loads a model.
         let deferred = !aged && urgency == Urgency::Deferred;
 
-        let (live, settle_deadline, next_lapse, cause, preempted) = {
+        let (live, settle_deadline, next_lapse, cause, preempted, rhythm, released) = {
             let mut turns = self.turns.lock().expect("turns lock");
             turns.prune(now);
-            let window = turns.settle_window(&self.timing);
+            let (quiet, by_rhythm) = turns.quiet_needed(&self.timing);
             let settle = turns
                 .last_activity
-                .map(|at| at + window)
+                .map(|at| at + quiet)
                 .filter(|&deadline| deadline > now);
             (
                 turns.leases.len(),
@@ -412,6 +470,8 @@ impl IdleGate {
                 turns.leases.values().map(|lease| lease.expires).min(),
                 turns.last_activity_cause,
                 turns.preempted,
+                by_rhythm.then_some(quiet),
+                turns.released,
             )
         };
         if deferred && live > 0 {
@@ -426,15 +486,17 @@ impl IdleGate {
                 ActivityCause::BusySlot => "the server was last seen busy (another client)",
                 ActivityCause::EngineStarted => "Lull started",
             };
-            let longer = if preempted {
-                " (longer since learning was last preempted)"
-            } else {
-                ""
+            let reason = match rhythm {
+                Some(quiet) => format!(
+                    "waiting: the person's usual pause between turns ({:.0} s) after {after}",
+                    quiet.as_secs_f64().ceil()
+                ),
+                None if preempted => format!(
+                    "waiting: the settle window after {after} (longer since learning was last preempted)"
+                ),
+                None => format!("waiting: the settle window after {after}"),
             };
-            return wait(
-                format!("waiting: the settle window after {after}{longer}"),
-                earliest(&[age_deadline, settle_deadline]),
-            );
+            return wait(reason, earliest(&[age_deadline, settle_deadline]));
         }
 
         let reading = self.server.read().await;
@@ -500,6 +562,15 @@ impl IdleGate {
                 reading,
             });
         }
+        let own_moment_ago = released.is_some_and(|at| now < at + OWN_RELEASE_GRACE);
+        if !reading.idle && own_moment_ago && reading.n_busy_slots() <= 1 {
+            // Likely Lull's own request, still being let go: look again shortly rather than
+            // count it as another client and restart the settle window.
+            return wait(
+                "waiting: the managed server is finishing Lull's last request".into(),
+                earliest(&[age_deadline, Some(now + OWN_RELEASE_RECHECK)]),
+            );
+        }
         if !reading.idle {
             // A busy slot is a live turn of another client (DESIGN §2.1): the settle window
             // counts from the last time it was seen busy, as it does for reported turns, so
@@ -556,6 +627,7 @@ impl Permit {
                 _ = pace.stalled() => {
                     let reading = self.gate.server.read().await;
                     if foreign_busy_slots(&reading, &self.model) > 0 {
+                        self.gate.foreign_turn_started();
                         self.gate.busy_slot_seen();
                         self.gate.work_preempted();
                         return Preemption::ForeignSlotBusy;
@@ -564,6 +636,12 @@ impl Permit {
                 }
             }
         }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.gate.own_request_ended();
     }
 }
 
@@ -613,17 +691,97 @@ mod tests {
     }
 
     fn gate() -> Arc<IdleGate> {
+        gate_on(Arc::new(ManualProbe::new(idle_server())), 15)
+    }
+
+    fn gate_on(probe: Arc<ManualProbe>, settle_s: u64) -> Arc<IdleGate> {
         let timing = GateTiming {
-            settle: Duration::from_secs(15),
+            settle: Duration::from_secs(settle_s),
             settle_after_preemption: Duration::from_secs(60),
             max_age: Duration::from_secs(1800),
             turn_lease: Duration::from_secs(600),
         };
-        Arc::new(IdleGate::new(
-            timing,
-            EngineClock::start(),
-            Arc::new(ManualProbe::new(idle_server())),
-        ))
+        Arc::new(IdleGate::new(timing, EngineClock::start(), probe))
+    }
+
+    fn busy_server(busy_slots: usize) -> ServerReading {
+        let mut reading = idle_server();
+        reading.models[0].busy_slots = busy_slots;
+        reading.idle = busy_slots == 0;
+        reading
+    }
+
+    /// Issue 30: a person in quick succession (3 s pauses, a 2 s settle window) meets no
+    /// learning in their pauses once their rhythm is known; a pause longer than usual is a lull.
+    #[tokio::test(start_paused = true)]
+    async fn learning_waits_out_the_persons_usual_pause() {
+        let gate = gate_on(Arc::new(ManualProbe::new(idle_server())), 2);
+        tokio::time::advance(Duration::from_secs(3)).await;
+        for _ in 0..3 {
+            let lease = gate.turn_started();
+            tokio::time::advance(Duration::from_secs(2)).await;
+            assert!(gate.turn_finished(&lease));
+            tokio::time::advance(Duration::from_secs(3)).await;
+        }
+        let lease = gate.turn_started();
+        tokio::time::advance(Duration::from_secs(2)).await;
+        gate.turn_finished(&lease);
+        let now = gate.clock().now_ms();
+        tokio::time::advance(Duration::from_secs(3)).await;
+        match gate.assess(now, None, Urgency::Deferred).await {
+            Verdict::Wait(wait) => {
+                assert!(wait.reason.contains("usual pause"), "{wait:?}");
+                // Three pauses of 3 s: the usual one with its margin, 4.5 s after the turn.
+                assert_eq!(
+                    wait.recheck_at,
+                    Some(Instant::now() + Duration::from_millis(1500))
+                );
+            }
+            go => panic!("a 3 s pause is this person's usual one, not a lull: {go:?}"),
+        }
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        assert!(matches!(
+            gate.assess(now, None, Urgency::Deferred).await,
+            Verdict::Go(_)
+        ));
+    }
+
+    /// Issue 30: the one busy slot a reading shows right after Lull's own request ended is
+    /// that request being let go, not another client: it restarts no settle window.
+    #[tokio::test(start_paused = true)]
+    async fn lulls_own_request_being_let_go_is_not_another_client() {
+        let probe = Arc::new(ManualProbe::new(idle_server()));
+        let gate = gate_on(probe.clone(), 15);
+        tokio::time::advance(Duration::from_secs(16)).await;
+        let now = gate.clock().now_ms();
+        let Admission::Go(permit, _) = gate.admit(now, None, Urgency::Deferred).await else {
+            panic!("an idle, settled server admits deferred work");
+        };
+        probe.set(busy_server(1));
+        drop(permit);
+        match gate.assess(now, None, Urgency::Deferred).await {
+            Verdict::Wait(wait) => {
+                assert!(wait.reason.contains("Lull's last request"), "{wait:?}");
+                assert_eq!(wait.recheck_at, Some(Instant::now() + OWN_RELEASE_RECHECK));
+            }
+            go => panic!("{go:?}"),
+        }
+        probe.set(idle_server());
+        tokio::time::advance(OWN_RELEASE_RECHECK).await;
+        assert!(
+            matches!(
+                gate.assess(now, None, Urgency::Deferred).await,
+                Verdict::Go(_)
+            ),
+            "the settle window did not restart"
+        );
+        // Past the grace, or with two busy slots, it is another client: the window restarts.
+        probe.set(busy_server(1));
+        tokio::time::advance(OWN_RELEASE_GRACE).await;
+        match gate.assess(now, None, Urgency::Deferred).await {
+            Verdict::Wait(wait) => assert!(wait.reason.contains("another client"), "{wait:?}"),
+            go => panic!("{go:?}"),
+        }
     }
 
     /// Issue 11, item 3: work that waited for the permit is assessed after it gets it, so a turn
