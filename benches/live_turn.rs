@@ -17,7 +17,7 @@ mod live_turn;
 
 use std::time::Duration;
 
-use live_turn::{Case, DayShape};
+use live_turn::{Case, DayShape, Tail};
 
 /// A morning's burst of a person at work: prompts of 0.5–2k tokens (about 1.3 tokens a word
 /// here), 128-token answers, 3–25 s of thought (some gaps longer than the 15 s settle window,
@@ -84,13 +84,14 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut cases = Vec::new();
     for name in env_list("LULL_LIVE_TURN_CASES", "short,long") {
-        let shape: fn(u64) -> DayShape = match name.as_str() {
-            "short" => short_turns,
-            "long" => long_turns,
+        let (shape, tail): (fn(u64) -> DayShape, Tail) = match name.as_str() {
+            "short" => (short_turns, Tail::Worst),
+            "long" => (long_turns, Tail::P95),
             other => panic!("LULL_LIVE_TURN_CASES: unknown case {other} (short, long)"),
         };
         let case = runtime.block_on(Case::run(
             &name,
+            tail,
             &binary,
             &model,
             work.path(),

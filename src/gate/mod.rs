@@ -35,7 +35,7 @@ use crate::server::{ModelStatus, ServerProbe, ServerReading, ServerState};
 pub const SERVER_RECHECK: Duration = Duration::from_secs(2);
 /// How long after Lull's own request ended one busy slot may still be that request: the server
 /// frees a slot a moment after the answer, and reads a dropped prompt step to its end.
-pub const OWN_RELEASE_GRACE: Duration = Duration::from_secs(2);
+const OWN_RELEASE_GRACE: Duration = Duration::from_secs(2);
 /// How often the server is read again meanwhile.
 const OWN_RELEASE_RECHECK: Duration = Duration::from_millis(250);
 /// The person's rhythm lengthens the settle window by this much at most: a rhythm of long
@@ -562,16 +562,16 @@ impl IdleGate {
                 reading,
             });
         }
-        let own_moment_ago = released.is_some_and(|at| now < at + OWN_RELEASE_GRACE);
-        if !reading.idle && own_moment_ago && reading.n_busy_slots() <= 1 {
-            // Likely Lull's own request, still being let go: look again shortly rather than
-            // count it as another client and restart the settle window.
-            return wait(
-                "waiting: the managed server is finishing Lull's last request".into(),
-                earliest(&[age_deadline, Some(now + OWN_RELEASE_RECHECK)]),
-            );
-        }
         if !reading.idle {
+            let own_moment_ago = released.is_some_and(|at| now < at + OWN_RELEASE_GRACE);
+            if own_moment_ago && reading.n_busy_slots() <= 1 {
+                // Likely Lull's own request, still being let go: look again shortly rather than
+                // count it as another client and restart the settle window.
+                return wait(
+                    "waiting: the managed server is finishing Lull's last request".into(),
+                    earliest(&[age_deadline, Some(now + OWN_RELEASE_RECHECK)]),
+                );
+            }
             // A busy slot is a live turn of another client (DESIGN §2.1): the settle window
             // counts from the last time it was seen busy, as it does for reported turns, so
             // nothing is worth asking before it ends.

@@ -20,7 +20,7 @@ const KEPT: usize = 32;
 /// Pauses needed before the rhythm is trusted.
 const MIN_PAUSES: usize = 3;
 /// Longer pauses are breaks and are not kept.
-pub const BURST_PAUSE_CAP: Duration = Duration::from_secs(60);
+const BURST_PAUSE_CAP: Duration = Duration::from_secs(60);
 /// The share of kept pauses the quiet must outlast.
 const QUANTILE: f64 = 0.9;
 /// The quiet needed is the quantile's pause times this: a person's pauses vary.

@@ -543,7 +543,6 @@ impl Dispatcher {
             true
         });
         if changed {
-            tracing::debug!(state = ?activity.state, reason = ?activity.reason, "learning activity");
             self.events.emit(EngineEvent::LearningActivity { activity });
         }
     }
