@@ -34,6 +34,7 @@ fn long_turns(seed: u64) -> DayShape {
         review_bytes: 20 * 1024,
         drain: Duration::from_secs(15 * 60),
         settle_s: 15,
+        settle_after_preemption_s: 60,
         slots: None,
         context: 32768,
     }
@@ -53,6 +54,7 @@ fn short_turns(seed: u64) -> DayShape {
         review_bytes: 6 * 1024,
         drain: Duration::from_secs(240),
         settle_s: 2,
+        settle_after_preemption_s: 60,
         slots: Some(2),
         context: 8192,
     }

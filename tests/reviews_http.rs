@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use lull::config::Config;
 use lull::engine::ReviewSubmission;
 use lull::events::EngineEvent;
+use lull::gate::SERVER_RECHECK;
 use lull::llm::{ChatMessage, PREFILL_STEP_TIME, PREFILL_STEP_TOKENS};
 use lull::reviews::ReviewStatus;
 use lull::Engine;
@@ -179,6 +180,63 @@ async fn another_client_slows_our_stream_and_one_slots_read_confirms_the_preempt
         "{event:?}"
     );
     engine.shutdown().await;
+}
+
+/// Issue 30: after the person's last busy slot, a review their turns keep preempting runs again
+/// within the settle window after a preemption plus one reading, whether the agent reports its
+/// turns or the client reports nothing; turn after turn, so no back-off grows meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_persons_last_busy_slot_a_preempted_review_runs_again_within_the_window() {
+    let window = Duration::from_secs(3);
+    let bound = window + SERVER_RECHECK + Duration::from_millis(1500);
+    for reported in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StandInConfig::single("tiny")
+            .with_pace(Duration::from_millis(20))
+            .with_contention_factor(100.0);
+        let (server, engine, mut events) = engine_beside(dir.path(), config, |state| {
+            let mut config = config_for(state);
+            config.scheduler.settle_after_preemption_s = window.as_secs();
+            config
+        })
+        .await;
+        for _ in 0..4 {
+            server.push_reply("tiny", slow_valid_answer());
+        }
+        let (id, _) = engine.submit_review(submission("s1")).await.unwrap();
+        let started = |e: &EngineEvent| matches!(e, EngineEvent::ReviewStarted { .. });
+        next_event(&mut events, Duration::from_secs(30), started).await;
+        for turn in 0..3 {
+            // The review is decoding when the person's turn takes the other slot.
+            wait_for_tokens(&server, "tiny", 3, Duration::from_secs(10)).await;
+            let lease = reported.then(|| engine.start_turn());
+            server.set_busy("tiny", 1, true);
+            next_event(&mut events, Duration::from_secs(5), |e| {
+                matches!(e, EngineEvent::ReviewPreempted { .. })
+            })
+            .await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            server.set_busy("tiny", 1, false);
+            if let Some(lease) = lease {
+                engine.finish_turn(&lease).unwrap();
+            }
+            let free = Instant::now();
+            next_event(&mut events, bound + Duration::from_secs(5), started).await;
+            let resumed = free.elapsed();
+            assert!(
+                resumed <= bound,
+                "reported turns {reported}, turn {turn}: the review ran again {resumed:?} after \
+                 the last busy slot, not within {bound:?}"
+            );
+        }
+        next_event(&mut events, Duration::from_secs(30), |e| {
+            matches!(e, EngineEvent::ReviewCompleted { .. })
+        })
+        .await;
+        let review = engine.review(&id).await.unwrap();
+        assert_eq!((review.status, review.attempts), (ReviewStatus::Done, 4));
+        engine.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

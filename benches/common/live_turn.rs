@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use lull::engine::ReviewSubmission;
+use lull::events::EngineEvent;
 use lull::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
 use lull::reviews::prompt::{self, Window};
 use lull::reviews::ReviewStatus;
@@ -61,6 +62,8 @@ pub struct DayShape {
     pub drain: Duration,
     /// `scheduler.settle_s` for the Lull modes.
     pub settle_s: u64,
+    /// `scheduler.settle_after_preemption_s` for the Lull modes.
+    pub settle_after_preemption_s: u64,
     /// The server's slots (`-np`); `None` is llama-server's default.
     pub slots: Option<u32>,
     /// The server's context (`-c`), all slots together.
@@ -215,6 +218,9 @@ pub struct Figures {
     pub learning_requests: u64,
     /// Seconds from the last turn's end until learning finished (or the drain window ended).
     pub drain_s: f64,
+    /// Lull: seconds from the last turn's end until a review next ran (0 when one was running
+    /// then); `None` when none ran after it.
+    pub resumed_after_s: Option<f64>,
     /// Every turn's time to first token, in order.
     #[serde(skip)]
     pub ttft_s: Vec<f64>,
@@ -269,6 +275,8 @@ pub struct Pooled {
     pub learning_requests: u64,
     /// The longest drain, in seconds.
     pub drain_max_s: f64,
+    /// Lull: the longest wait from a day's last turn until a review ran again, in seconds.
+    pub resumed_after_max_s: Option<f64>,
 }
 
 impl Case {
@@ -311,6 +319,10 @@ impl Case {
                     reviews_completed: of_mode.iter().map(|f| f.reviews_completed).sum(),
                     learning_requests: of_mode.iter().map(|f| f.learning_requests).sum(),
                     drain_max_s: of_mode.iter().map(|f| f.drain_s).fold(0.0, f64::max),
+                    resumed_after_max_s: of_mode
+                        .iter()
+                        .filter_map(|f| f.resumed_after_s)
+                        .reduce(f64::max),
                 }
             })
             .collect();
@@ -378,7 +390,7 @@ impl Case {
             let tail_ratio = tail(lull) / tail(none);
             let mark = |ok: bool| if ok { "ok" } else { "MISSED" };
             println!(
-                "  [{}] {}: p50 {:.2}× (≤ 1.10)  [{}] {tail_name} {:.2}× (≤ 1.25)  [{}] reviews {}/{}",
+                "  [{}] {}: p50 {:.2}× (≤ 1.10)  [{}] {tail_name} {:.2}× (≤ 1.25)  [{}] reviews {}/{}  (learning ran again ≤ {:.1} s after the last turn)",
                 mark(p50 <= 1.10),
                 lull.mode,
                 p50,
@@ -386,7 +398,8 @@ impl Case {
                 tail_ratio,
                 mark(lull.reviews_completed == lull.reviews),
                 lull.reviews_completed,
-                lull.reviews
+                lull.reviews,
+                lull.resumed_after_max_s.unwrap_or(0.0)
             );
         }
     }
@@ -621,7 +634,56 @@ enum Learner {
         reported: bool,
         ids: Vec<String>,
         proxy: CountingProxy,
+        runs: ReviewRuns,
     },
+}
+
+/// When reviews started and stopped running, from the engine's events.
+struct ReviewRuns {
+    changes: Arc<Mutex<Vec<(Instant, bool)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ReviewRuns {
+    fn follow(engine: &Engine) -> ReviewRuns {
+        let changes = Arc::new(Mutex::new(Vec::new()));
+        let mut events = engine.events().subscribe();
+        let log = changes.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let running = match events.recv().await {
+                    Ok(EngineEvent::ReviewStarted { .. }) => true,
+                    Ok(
+                        EngineEvent::ReviewPreempted { .. }
+                        | EngineEvent::ReviewCompleted { .. }
+                        | EngineEvent::ReviewFailed { .. },
+                    ) => false,
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                log.lock().unwrap().push((Instant::now(), running));
+            }
+        });
+        ReviewRuns { changes, task }
+    }
+
+    /// Seconds from `since` until a review next ran: 0 when one was running then.
+    fn resumed_after(&self, since: Instant) -> Option<f64> {
+        self.task.abort();
+        let changes = self.changes.lock().unwrap();
+        let running_then = changes
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= since)
+            .is_some_and(|&(_, running)| running);
+        if running_then {
+            return Some(0.0);
+        }
+        changes
+            .iter()
+            .find(|&&(at, running)| at > since && running)
+            .map(|(at, _)| (*at - since).as_secs_f64())
+    }
 }
 
 /// Plays `day` in `mode` on a fresh server and measures it.
@@ -646,13 +708,16 @@ pub async fn run(
             let mut config = Config::default();
             config.server.state_file = state_file;
             config.scheduler.settle_s = day_shape.settle_s;
+            config.scheduler.settle_after_preemption_s = day_shape.settle_after_preemption_s;
             config.api.listen = "127.0.0.1:0".into();
             let paths = Paths {
                 data_dir: dir.join("data"),
                 config_file: dir.join("none.toml"),
             };
+            let engine = Engine::open(config, paths).await.expect("open the engine");
             Learner::Lull {
-                engine: Engine::open(config, paths).await.expect("open the engine"),
+                runs: ReviewRuns::follow(&engine),
+                engine,
                 reported: mode == Mode::LullReported,
                 ids: Vec::new(),
                 proxy,
@@ -689,12 +754,17 @@ pub async fn run(
     let person_tokens: u64 = answers.iter().map(|answer| answer.tokens).sum();
     let predicted = server.metric("tokens_predicted_total").await;
     let prompt_tokens_read = server.metric("prompt_tokens_total").await;
-    let learning_requests = match &learner {
-        Learner::None => 0,
-        Learner::Immediate(_) => day.reviews.len() as u64,
-        Learner::Lull { engine, proxy, .. } => {
+    let (learning_requests, resumed_after_s) = match &learner {
+        Learner::None => (0, None),
+        Learner::Immediate(_) => (day.reviews.len() as u64, None),
+        Learner::Lull {
+            engine,
+            proxy,
+            runs,
+            ..
+        } => {
             engine.shutdown().await;
-            proxy.requests()
+            (proxy.requests(), runs.resumed_after(person_done))
         }
     };
     let mut ttft: Vec<f64> = answers.iter().map(|a| a.ttft.as_secs_f64()).collect();
@@ -714,6 +784,7 @@ pub async fn run(
         prompt_tokens_read,
         learning_requests,
         drain_s,
+        resumed_after_s,
         ttft_s: answers.iter().map(|a| a.ttft.as_secs_f64()).collect(),
     }
 }

@@ -38,9 +38,10 @@ pub const SERVER_RECHECK: Duration = Duration::from_secs(2);
 const OWN_RELEASE_GRACE: Duration = Duration::from_secs(2);
 /// How often the server is read again meanwhile.
 const OWN_RELEASE_RECHECK: Duration = Duration::from_millis(250);
-/// The person's rhythm lengthens the settle window by this much at most: a rhythm of long
-/// pauses must not delay learning much past what the person configured (on the simulator's
-/// days, a longer stretch raised the median delay past the design's 1.25× of Hermes').
+/// The person's rhythm lengthens the settle window by this much at most (and never past the
+/// window after a preemption): a rhythm of long pauses must not delay learning much past what
+/// the person configured (on the simulator's days, a longer stretch raised the median delay
+/// past the design's 1.25× of Hermes').
 const RHYTHM_MAX_EXTRA: Duration = Duration::from_secs(5);
 
 /// Milliseconds on the engine's clock: wall time at start plus tokio's monotonic time since.
@@ -221,8 +222,9 @@ impl Turns {
     /// The quiet a lull needs now, and whether the person's rhythm (not the window) sets it.
     fn quiet_needed(&self, timing: &GateTiming) -> (Duration, bool) {
         let window = self.settle_window(timing);
+        let longest = (window + RHYTHM_MAX_EXTRA).min(timing.settle_after_preemption);
         match self.rhythm.usual_quiet() {
-            Some(usual) if usual > window => (usual.min(window + RHYTHM_MAX_EXTRA), true),
+            Some(usual) if usual > window && longest > window => (usual.min(longest), true),
             _ => (window, false),
         }
     }
@@ -231,6 +233,13 @@ impl Turns {
     fn person_started(&mut self, now: Instant) {
         if let Some(quiet) = self.quiet_since.take() {
             self.rhythm.paused(now - quiet);
+        }
+    }
+
+    /// A turn ended at `at`: when it was the last live one, the person's pause begins.
+    fn turn_ended(&mut self, at: Instant) {
+        if self.leases.is_empty() {
+            self.quiet_since = Some(at);
         }
     }
 }
@@ -252,9 +261,7 @@ impl Turns {
         if self.last_activity.is_none_or(|at| at < latest) {
             self.record(latest, ActivityCause::ReportedTurn);
         }
-        if self.leases.is_empty() {
-            self.quiet_since = Some(latest);
-        }
+        self.turn_ended(latest);
         tracing::info!("a turn lease lapsed without a finish; counting it as finished");
     }
 }
@@ -333,9 +340,7 @@ impl IdleGate {
             let known = turns.leases.remove(lease_id).is_some();
             if known {
                 turns.record(now, ActivityCause::ReportedTurn);
-                if turns.leases.is_empty() {
-                    turns.quiet_since = Some(now);
-                }
+                turns.turn_ended(now);
             }
             known
         };
@@ -353,11 +358,15 @@ impl IdleGate {
     }
 
     /// Records that another client started using the server while learning ran: a person who
-    /// tells Lull nothing came back after this pause (from when they were last seen).
+    /// tells Lull nothing came back after this pause (from when they were last seen; Lull's own
+    /// start is not a sighting of the person).
     fn foreign_turn_started(&self) {
         let now = Instant::now();
         let mut turns = self.turns.lock().expect("turns lock");
-        if let Some(at) = turns.last_activity {
+        let seen = turns
+            .last_activity
+            .filter(|_| turns.last_activity_cause != ActivityCause::EngineStarted);
+        if let Some(at) = seen {
             turns.rhythm.paused(now - at);
         }
     }
@@ -744,6 +753,71 @@ mod tests {
             gate.assess(now, None, Urgency::Deferred).await,
             Verdict::Go(_)
         ));
+    }
+
+    /// Issue 30: the rhythm never makes learning wait past the window after a preemption, so a
+    /// review queued behind the person starts within that window (and one reading) of their
+    /// last turn, whatever their pauses.
+    #[tokio::test(start_paused = true)]
+    async fn the_rhythm_stretches_the_settle_window_no_further_than_after_a_preemption() {
+        let timing = GateTiming {
+            settle: Duration::from_secs(2),
+            settle_after_preemption: Duration::from_secs(4),
+            max_age: Duration::from_secs(1800),
+            turn_lease: Duration::from_secs(600),
+        };
+        let probe = Arc::new(ManualProbe::new(idle_server()));
+        let gate = Arc::new(IdleGate::new(timing, EngineClock::start(), probe));
+        for _ in 0..4 {
+            let lease = gate.turn_started();
+            tokio::time::advance(Duration::from_secs(1)).await;
+            gate.turn_finished(&lease);
+            tokio::time::advance(Duration::from_secs(10)).await;
+        }
+        let lease = gate.turn_started();
+        gate.turn_finished(&lease);
+        let now = gate.clock().now_ms();
+        match gate.assess(now, None, Urgency::Deferred).await {
+            Verdict::Wait(wait) => {
+                assert!(wait.reason.contains("between turns (4 s)"), "{wait:?}");
+                assert_eq!(
+                    wait.recheck_at,
+                    Some(Instant::now() + Duration::from_secs(4))
+                );
+            }
+            go => panic!("{go:?}"),
+        }
+        gate.work_preempted();
+        match gate.assess(now, None, Urgency::Deferred).await {
+            Verdict::Wait(wait) => {
+                assert!(wait.reason.contains("longer since learning"), "{wait:?}");
+                assert_eq!(
+                    wait.recheck_at,
+                    Some(Instant::now() + Duration::from_secs(4))
+                );
+            }
+            go => panic!("{go:?}"),
+        }
+    }
+
+    /// The time from Lull's start to another client's first request is no pause of the
+    /// person's: only pauses after they were seen count.
+    #[tokio::test(start_paused = true)]
+    async fn a_pause_counts_from_the_person_not_from_lulls_start() {
+        let gate = gate_on(Arc::new(ManualProbe::new(idle_server())), 2);
+        let usual = |gate: &IdleGate| gate.turns.lock().unwrap().rhythm.usual_quiet();
+        tokio::time::advance(Duration::from_secs(20)).await;
+        gate.foreign_turn_started();
+        for _ in 0..2 {
+            gate.busy_slot_seen();
+            tokio::time::advance(Duration::from_secs(3)).await;
+            gate.foreign_turn_started();
+        }
+        assert_eq!(usual(&gate), None, "two pauses so far, not three");
+        gate.busy_slot_seen();
+        tokio::time::advance(Duration::from_secs(3)).await;
+        gate.foreign_turn_started();
+        assert_eq!(usual(&gate), Some(Duration::from_millis(4500)));
     }
 
     /// Issue 30: the one busy slot a reading shows right after Lull's own request ended is
