@@ -687,9 +687,12 @@ impl Engine {
         self.inner.drafts.get(id).await
     }
 
-    /// Writes a draft's SKILL.md into the skills directory (a person clicked *Approve*).
+    /// Writes a draft's SKILL.md into the skills directory (a person clicked *Approve*); once
+    /// it returns, routing ranks the skill.
     pub async fn approve_draft(&self, id: &str) -> Result<DraftView, EngineError> {
-        self.inner.drafts.approve(id).await
+        let approved = self.inner.drafts.approve(id).await?;
+        self.inner.routing.catch_up_with_skills().await;
+        Ok(approved)
     }
 
     /// Rejects a draft with the person's reason.
@@ -720,7 +723,9 @@ impl Engine {
     /// Restores the text a skill had before Lull's last write of it, or removes the skill when
     /// that write created it.
     pub async fn rollback_skill(&self, name: &str) -> Result<RolledBack, EngineError> {
-        self.inner.drafts.rollback(name).await
+        let rolled_back = self.inner.drafts.rollback(name).await?;
+        self.inner.routing.catch_up_with_skills().await;
+        Ok(rolled_back)
     }
 
     /// Admits a training job of a routing head over the outcomes logged so far, and starts it.

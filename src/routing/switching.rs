@@ -130,6 +130,18 @@ impl Inner {
         }
     }
 
+    /// Brings the head up to the skills index unless it already follows its current set: a
+    /// skill approved a moment ago is routed at once, not once the follower task catches up.
+    pub(super) async fn catch_up_with_skills(&self) {
+        let current = self.index.current();
+        let follows = lock(&self.synced)
+            .as_ref()
+            .is_some_and(|synced| Arc::ptr_eq(synced, &current));
+        if !follows {
+            self.sync_skills().await;
+        }
+    }
+
     /// Brings the head's skills in line with the skills directory as it is now: embeds new and
     /// changed skills (without the head's lock), removes gone ones. An embedder failure falls
     /// back to the built-in embedder, which re-embeds all.
@@ -156,6 +168,7 @@ impl Inner {
                 tracing::warn!("routing cannot follow the skills directory: {err}");
             }
         }
+        *lock(&self.synced) = Some(set.clone());
     }
 }
 
