@@ -86,8 +86,6 @@ pub(super) struct Inner {
     pub(super) server: Arc<dyn ServerProbe>,
     pub(super) embedders: Arc<dyn EmbedderSource>,
     pub(super) index: Arc<SkillsIndex>,
-    /// The skill set the head last followed (see `catch_up_with_skills`).
-    pub(super) synced: Mutex<Option<Arc<SkillSet>>>,
     /// The embedder and head in use; see the module doc for who holds it, and how long.
     pub(super) active: RwLock<Arc<Active>>,
     /// Serialises the jobs that embed skills (following the directory, changing embedder), which
@@ -185,7 +183,6 @@ impl RoutingService {
             recheck_running: AtomicBool::new(false),
             shutdown: watch::channel(false).0,
             sync_task: Mutex::new(None),
-            synced: Mutex::new(None),
             index,
         });
         let task = tokio::spawn(sync_skills_forever(
@@ -201,7 +198,7 @@ impl RoutingService {
     /// written a moment ago (an approval, a rollback) is routed from the next route on, not
     /// once the follower task catches up. Waits for an embedder switch in progress.
     pub async fn catch_up_with_skills(&self) {
-        self.inner.catch_up_with_skills().await;
+        self.inner.sync_skills().await;
     }
 
     /// Ranks the known skills for `query` and returns the best `top_k` (default

@@ -130,22 +130,11 @@ impl Inner {
         }
     }
 
-    /// Brings the head up to the skills index unless it already follows its current set: a
-    /// skill approved a moment ago is routed at once, not once the follower task catches up.
-    pub(super) async fn catch_up_with_skills(&self) {
-        let current = self.index.current();
-        let follows = lock(&self.synced)
-            .as_ref()
-            .is_some_and(|synced| Arc::ptr_eq(synced, &current));
-        if !follows {
-            self.sync_skills().await;
-        }
-    }
-
     /// Brings the head's skills in line with the skills directory as it is now: embeds new and
     /// changed skills (without the head's lock), removes gone ones. An embedder failure falls
-    /// back to the built-in embedder, which re-embeds all.
-    async fn sync_skills(&self) {
+    /// back to the built-in embedder, which re-embeds all. A head that already follows the
+    /// directory costs a comparison and no embedding.
+    pub(super) async fn sync_skills(&self) {
         let embedding = self.embedding.lock().await;
         // Holding `embedding`, nobody replaces the head until this is done.
         let active = self.current().await;
@@ -168,7 +157,6 @@ impl Inner {
                 tracing::warn!("routing cannot follow the skills directory: {err}");
             }
         }
-        *lock(&self.synced) = Some(set.clone());
     }
 }
 
