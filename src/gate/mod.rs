@@ -704,9 +704,17 @@ mod tests {
     }
 
     fn gate_on(probe: Arc<ManualProbe>, settle_s: u64) -> Arc<IdleGate> {
+        gate_timed(probe, settle_s, 60)
+    }
+
+    fn gate_timed(
+        probe: Arc<ManualProbe>,
+        settle_s: u64,
+        after_preemption_s: u64,
+    ) -> Arc<IdleGate> {
         let timing = GateTiming {
             settle: Duration::from_secs(settle_s),
-            settle_after_preemption: Duration::from_secs(60),
+            settle_after_preemption: Duration::from_secs(after_preemption_s),
             max_age: Duration::from_secs(1800),
             turn_lease: Duration::from_secs(600),
         };
@@ -760,14 +768,7 @@ mod tests {
     /// last turn, whatever their pauses.
     #[tokio::test(start_paused = true)]
     async fn the_rhythm_stretches_the_settle_window_no_further_than_after_a_preemption() {
-        let timing = GateTiming {
-            settle: Duration::from_secs(2),
-            settle_after_preemption: Duration::from_secs(4),
-            max_age: Duration::from_secs(1800),
-            turn_lease: Duration::from_secs(600),
-        };
-        let probe = Arc::new(ManualProbe::new(idle_server()));
-        let gate = Arc::new(IdleGate::new(timing, EngineClock::start(), probe));
+        let gate = gate_timed(Arc::new(ManualProbe::new(idle_server())), 2, 4);
         for _ in 0..4 {
             let lease = gate.turn_started();
             tokio::time::advance(Duration::from_secs(1)).await;
