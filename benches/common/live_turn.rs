@@ -644,6 +644,12 @@ struct ReviewRuns {
     task: tokio::task::JoinHandle<()>,
 }
 
+impl Drop for ReviewRuns {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 impl ReviewRuns {
     fn follow(engine: &Engine) -> ReviewRuns {
         let changes = Arc::new(Mutex::new(Vec::new()));
@@ -669,7 +675,6 @@ impl ReviewRuns {
 
     /// Seconds from `since` until a review next ran: 0 when one was running then.
     fn resumed_after(&self, since: Instant) -> Option<f64> {
-        self.task.abort();
         let changes = self.changes.lock().unwrap();
         let running_then = changes
             .iter()
