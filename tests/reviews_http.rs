@@ -314,23 +314,30 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
     );
     assert_eq!(review.prompt_tokens, Some(chat.total as u64));
 
-    // The server's own routes come first, then one /completion per step, then the chat request.
-    let prompt_requests: Vec<Endpoint> = server
+    // The server's own routes come first, then one /completion per step, each followed by a
+    // /slots read at its checkpoint (a stall on a busy machine may add one), then the chat
+    // request.
+    let mut prompt_requests: Vec<Endpoint> = server
         .request_log()
         .iter()
         .map(|request| request.endpoint)
+        .skip_while(|endpoint| *endpoint != Endpoint::ApplyTemplate)
         .filter(|endpoint| {
             matches!(
                 endpoint,
                 Endpoint::ApplyTemplate
                     | Endpoint::Tokenize
                     | Endpoint::Completion
+                    | Endpoint::Slots
                     | Endpoint::ChatCompletions
             )
         })
         .collect();
+    prompt_requests.dedup_by(|a, b| a == b && *a == Endpoint::Slots);
     let mut expected = vec![Endpoint::ApplyTemplate, Endpoint::Tokenize];
-    expected.extend(std::iter::repeat_n(Endpoint::Completion, n_steps));
+    for _ in 0..n_steps {
+        expected.extend([Endpoint::Completion, Endpoint::Slots]);
+    }
     expected.push(Endpoint::ChatCompletions);
     assert_eq!(prompt_requests, expected);
 
@@ -357,6 +364,57 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
     assert!(chat.total - chat.cached <= last.total - last.cached);
     let request = &server.chat_requests()[0];
     assert_eq!(request["return_progress"], true);
+    engine.shutdown().await;
+}
+
+/// Issue 30: a client that only decodes beside Lull's prompt steps slows none of them (its
+/// answer gets a token a step instead), so no pace can see it; the `/slots` read at the
+/// checkpoint after the step does, and no next step is sent beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_client_that_slows_no_step_stops_the_review_at_the_next_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StandInConfig::single("tiny")
+        .with_pace(Duration::from_millis(1))
+        .with_prompt_pace(Duration::from_millis(40))
+        .with_batch_tokens(32);
+    let (server, engine, mut events) = engine_beside(dir.path(), config, config_for).await;
+    server.push_reply("tiny", slow_valid_answer());
+    engine
+        .submit_review(long_submission("s1", 3000))
+        .await
+        .unwrap();
+    wait_until(Duration::from_secs(30), || {
+        server.requests(Endpoint::Completion) >= 3
+    })
+    .await;
+    let ours = reads_at(&server, Endpoint::Completion)[0].slot;
+    let started = Instant::now();
+    server.set_busy("tiny", 1 - ours, true);
+    let steps_before = server.requests(Endpoint::Completion);
+    let event = next_event(&mut events, Duration::from_secs(10), |e| {
+        matches!(e, EngineEvent::ReviewPreempted { .. })
+    })
+    .await;
+    assert!(
+        matches!(event, EngineEvent::ReviewPreempted { ref reason, .. } if reason.contains("another client")),
+        "{event:?}"
+    );
+    let longest_step = reads_at(&server, Endpoint::Completion)
+        .iter()
+        .map(|step| step.ended - step.started)
+        .max()
+        .unwrap();
+    assert!(
+        started.elapsed() <= longest_step * 2,
+        "preempted {:?} after the other client started; a step takes up to {longest_step:?}",
+        started.elapsed()
+    );
+    assert!(
+        server.requests(Endpoint::Completion) <= steps_before + 1,
+        "at most the step sent as the other client started: {} steps after {steps_before}",
+        server.requests(Endpoint::Completion)
+    );
+    assert!(reads_at(&server, Endpoint::ChatCompletions).is_empty());
     engine.shutdown().await;
 }
 

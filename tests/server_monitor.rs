@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lull::server::{
-    ManualProbe, ModelStatus, MonitorConfig, ServerMonitor, ServerReading, ServerState, Watching,
-    INTEREST_POLL_INTERVAL,
+    ManualProbe, ModelStatus, MonitorConfig, ServerMonitor, ServerProbe, ServerReading,
+    ServerState, Watching, INTEREST_POLL_INTERVAL,
 };
 use lull_stand_in::{ModelStatus as StandInStatus, StandIn, StandInConfig};
 use tokio::sync::watch;
@@ -340,6 +340,9 @@ async fn no_request_reaches_the_server_while_nobody_asks() {
     let before = probe.reads();
     futures_util::future::join_all((0..10).map(|_| monitor.read())).await;
     assert_eq!(probe.reads() - before, 1, "a burst costs one probe");
+    // A reading asked afresh (Lull's request just let go of its slot) is never the cached one.
+    ServerProbe::read_afresh(&monitor).await;
+    assert_eq!(probe.reads() - before, 2, "afresh, past the cache");
 
     // Interest polls every INTEREST_POLL_INTERVAL (the cache is shorter, so each poll probes);
     // dropping the last guard stops the polling.

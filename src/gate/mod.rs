@@ -617,8 +617,10 @@ impl Permit {
     /// Reported turns need no request. Another client is noticed through `pace`, the pace of
     /// our own stream: when it stalls, one read of the server tells another client's prompt
     /// (preempt) from our own slowness (tolerate more and go on). Nothing is read while the
-    /// stream keeps its pace. Yielding to run-now work is not the person's burst of prompts, so
-    /// it leaves the settle window as it was.
+    /// stream keeps its pace, except at the request's checkpoints between two prompt steps
+    /// ([`StreamPace::checkpoint`]): our request holds no slot there, so any busy slot is
+    /// another client's, and the next step is not sent beside it. Yielding to run-now work is
+    /// not the person's burst of prompts, so it leaves the settle window as it was.
     pub async fn preempted(&mut self, pace: &StreamPace) -> Preemption {
         loop {
             tokio::select! {
@@ -636,15 +638,26 @@ impl Permit {
                 _ = pace.stalled() => {
                     let reading = self.gate.server.read().await;
                     if foreign_busy_slots(&reading, &self.model) > 0 {
-                        self.gate.foreign_turn_started();
-                        self.gate.busy_slot_seen();
-                        self.gate.work_preempted();
-                        return Preemption::ForeignSlotBusy;
+                        return self.foreign_slot_busy();
                     }
                     pace.relax();
                 }
+                _ = pace.checkpoint_reached() => {
+                    // Afresh: a reading cached while our step ran would show our own slot busy.
+                    if self.gate.server.read_afresh().await.n_busy_slots() > 0 {
+                        return self.foreign_slot_busy();
+                    }
+                    pace.clear_checkpoint();
+                }
             }
         }
+    }
+
+    fn foreign_slot_busy(&self) -> Preemption {
+        self.gate.foreign_turn_started();
+        self.gate.busy_slot_seen();
+        self.gate.work_preempted();
+        Preemption::ForeignSlotBusy
     }
 }
 

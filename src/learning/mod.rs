@@ -297,7 +297,12 @@ impl ManagedRun<'_> {
         };
         let doing = kind.doing(&item);
         dispatcher.set_activity(ActivityState::Running, Some(doing.clone()));
-        let pace = StreamPace::new();
+        // Work that yields is watched: it stops between prompt steps until the gate looked.
+        let pace = if self.yields {
+            StreamPace::with_checkpoints()
+        } else {
+            StreamPace::new()
+        };
         let work = kind.execute(&item, &self.endpoint, Some(&pace));
         tokio::pin!(work);
         let result = if self.yields {

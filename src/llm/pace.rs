@@ -11,6 +11,13 @@
 //! processed (from llama-server's `prompt_progress`, asked for with `return_progress`) or
 //! answer tokens. Each phase keeps its own baseline, because a prompt batch takes a hundred
 //! times longer than a token.
+//!
+//! A pace can't see everything: a prompt step read while another client decodes comes back at
+//! nearly its own pace, while the other client gets one token per step (measured on the real
+//! server: the person's answer fell from ~150 to 9 tokens/s behind Lull's steps). And a reading
+//! taken to judge a stall may be answered only after our step ended, when one busy slot is not
+//! ours. So work read in steps also stops at a [`StreamPace::checkpoint`] between two steps,
+//! when it holds no slot: its watcher reads the server, and any busy slot is another client's.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,6 +77,11 @@ struct PaceState {
     slowed: bool,
     /// A stall was judged (see [`StreamPace::relax`]) and no step has come since.
     stall_judged: bool,
+    /// The request waits at its checkpoints until a watcher clears them.
+    checkpoints: bool,
+    /// Checkpoints reached and cleared so far.
+    reached: u64,
+    cleared: u64,
 }
 
 impl PaceState {
@@ -95,8 +107,18 @@ impl Default for StreamPace {
 }
 
 impl StreamPace {
-    /// A pace whose stream starts now, in its prompt phase.
+    /// A pace whose stream starts now, in its prompt phase; its checkpoints hold nothing up.
     pub fn new() -> StreamPace {
+        StreamPace::starting(false)
+    }
+
+    /// The same, for a request someone watches: it waits at each [`StreamPace::checkpoint`]
+    /// until the watcher clears it (or drops the request).
+    pub fn with_checkpoints() -> StreamPace {
+        StreamPace::starting(true)
+    }
+
+    fn starting(checkpoints: bool) -> StreamPace {
         StreamPace {
             state: Arc::new(watch::Sender::new(PaceState {
                 last_step: Instant::now(),
@@ -104,8 +126,46 @@ impl StreamPace {
                 baselines: [Baseline::default(); 2],
                 slowed: false,
                 stall_judged: false,
+                checkpoints,
+                reached: 0,
+                cleared: 0,
             })),
         }
+    }
+
+    /// The request holds no slot of the server until its next step: with checkpoints, waits
+    /// `settle` (for the server to take up what queued meanwhile), then until the watcher has
+    /// looked at the server and cleared it.
+    pub async fn checkpoint(&self, settle: Duration) {
+        if !self.state.borrow().checkpoints {
+            return;
+        }
+        tokio::time::sleep(settle).await;
+        let mut reached = 0;
+        self.state.send_modify(|state| {
+            state.reached += 1;
+            reached = state.reached;
+        });
+        let mut changes = self.state.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail here.
+        let _ = changes.wait_for(|state| state.cleared >= reached).await;
+    }
+
+    /// Resolves once the request waits at a checkpoint.
+    pub async fn checkpoint_reached(&self) {
+        let mut changes = self.state.subscribe();
+        let _ = changes
+            .wait_for(|state| state.reached > state.cleared)
+            .await;
+    }
+
+    /// Lets the request waiting at its checkpoint go on. Its silence counts from now: the
+    /// watcher's reading is no step of the stream's.
+    pub fn clear_checkpoint(&self) {
+        self.state.send_modify(|state| {
+            state.cleared = state.reached;
+            state.last_step = Instant::now();
+        });
     }
 
     /// The stream moved `units` forward in `phase` (zero: alive, with nothing to count yet).
@@ -232,6 +292,41 @@ mod tests {
         // The silence is now measured from the last step: 2 × the floor in all.
         assert!(started.elapsed() >= STALL_FLOOR - Duration::from_millis(1));
         assert!(started.elapsed() < STALL_FLOOR + Duration::from_millis(20));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watched_request_waits_at_its_checkpoint_until_cleared() {
+        // Unwatched: a checkpoint holds nothing up.
+        let pace = StreamPace::new();
+        let settle = Duration::from_millis(20);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(1), pace.checkpoint(settle))
+                .await
+                .is_ok()
+        );
+        let pace = StreamPace::with_checkpoints();
+        let started = Instant::now();
+        let request = {
+            let pace = pace.clone();
+            tokio::spawn(async move {
+                pace.checkpoint(settle).await;
+                pace.checkpoint(Duration::ZERO).await;
+            })
+        };
+        pace.checkpoint_reached().await;
+        assert!(started.elapsed() >= settle, "reached after its settle");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(
+            !request.is_finished(),
+            "waits for its watcher, however long"
+        );
+        pace.clear_checkpoint();
+        pace.checkpoint_reached().await;
+        assert!(!request.is_finished(), "the second checkpoint waits too");
+        // The watcher's time at the checkpoint is no silence of the stream's.
+        assert!(!stalls_within(&pace, STALL_FLOOR - Duration::from_millis(1)).await);
+        pace.clear_checkpoint();
+        request.await.unwrap();
     }
 
     #[tokio::test(start_paused = true)]

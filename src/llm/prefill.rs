@@ -13,8 +13,14 @@
 //! the longest prefix). A drop then costs the server the step it is reading. Steps are sized by
 //! time, not tokens: the first is [`PREFILL_STEP_TOKENS`], and each next one is what the server
 //! read in [`PREFILL_STEP_TIME`] at the pace it just showed, so a slow CPU gets small steps (a
-//! person waits half a second at most) and a GPU few requests. A server without these routes
-//! (not llama-server) reads the prompt whole, as before.
+//! person waits half a second at most) and a GPU few requests. The pace counts the tokens the
+//! server read (its `timings.prompt_n`), not those it found cached: a step the cache answered
+//! took no time and tells nothing of the pace (taken for one, it grew the next step to the
+//! upper bound, and a preempted review's rerun read 1,000 new tokens in one request beside the
+//! person's turn, who waited 7 s instead of 1.9). After each step, while the
+//! request holds no slot, it stops at its pace's checkpoint, where the gate looks for another
+//! client before the next step is sent ([`StreamPace::checkpoint`]). A server without these
+//! routes (not llama-server) reads the prompt whole, as before.
 
 use std::time::Duration;
 
@@ -30,6 +36,11 @@ pub const PREFILL_STEP_TOKENS: usize = 256;
 pub const PREFILL_STEP_TIME: Duration = Duration::from_millis(500);
 /// Bounds of a step, whatever the pace: a step is a request, and a request has its overhead.
 const PREFILL_STEP_BOUNDS: (usize, usize) = (64, 4096);
+/// How long after a step's answer its checkpoint reads the server. llama-server answers
+/// `/slots` ahead of its queue, and takes up a request that queued behind our step a moment
+/// after it answered the step (0.6 ms measured): read at once, the server looked idle, and the
+/// next step was read beside the person's prompt.
+const SERVER_QUEUE_SETTLE: Duration = Duration::from_millis(20);
 
 /// Has the server at `endpoint` read `messages` into a slot's prompt cache, a step at a time,
 /// up to the last step (the chat request reads that one). Each step advances `pace`.
@@ -72,7 +83,7 @@ pub(super) async fn read_prompt_in_steps(
     let mut steps = PromptSteps::new(tokens.len());
     while let Some(step) = steps.upcoming() {
         let started = Instant::now();
-        client
+        let answer = client
             .post_json(
                 &format!("{origin}/completion"),
                 endpoint,
@@ -84,8 +95,13 @@ pub(super) async fn read_prompt_in_steps(
                 }),
             )
             .await?;
-        pace.advance(Phase::Prompt, step.tokens as u64);
-        steps.took(started.elapsed());
+        // Without `timings` (not llama-server), the whole step counts as read.
+        let read = answer["timings"]["prompt_n"]
+            .as_u64()
+            .map_or(step.tokens, |n| (n as usize).min(step.tokens));
+        pace.advance(Phase::Prompt, read as u64);
+        steps.took(started.elapsed(), read);
+        pace.checkpoint(SERVER_QUEUE_SETTLE).await;
     }
     Ok(())
 }
@@ -127,10 +143,14 @@ impl PromptSteps {
         })
     }
 
-    /// The step from [`PromptSteps::upcoming`] took `took`: the next is sized to what the
-    /// server reads in [`PREFILL_STEP_TIME`] at that pace.
-    pub(crate) fn took(&mut self, took: Duration) {
-        self.step = next_step(self.step, took);
+    /// The step from [`PromptSteps::upcoming`] took `took`, in which the server read `read` of
+    /// its tokens (the rest were cached): the next is sized to what the server reads in
+    /// [`PREFILL_STEP_TIME`] at that pace. A step read mostly from the cache shows no pace, and
+    /// the next keeps its size.
+    pub(crate) fn took(&mut self, took: Duration, read: usize) {
+        if read * 2 >= self.step {
+            self.step = next_step(read, took);
+        }
         self.end += self.step;
     }
 
@@ -180,11 +200,38 @@ mod tests {
         let mut seen = Vec::new();
         while let Some(step) = steps.upcoming() {
             seen.push((step.end, step.tokens));
-            steps.took(Duration::from_secs_f64(step.tokens as f64 / 1024.0));
+            steps.took(
+                Duration::from_secs_f64(step.tokens as f64 / 1024.0),
+                step.tokens,
+            );
         }
         assert_eq!(seen, [(256, 256), (768, 512), (1280, 512), (1792, 512)]);
         assert_eq!(steps.read(), 1792);
         // A prompt within the first step has no steps: the chat request reads it whole.
         assert_eq!(PromptSteps::new(PREFILL_STEP_TOKENS).upcoming(), None);
+    }
+
+    #[test]
+    fn a_step_the_cache_answered_keeps_the_step_size() {
+        // A rerun: the first 1,000 tokens are cached from the preempted run. Steps answered
+        // from the cache take no time and keep the first step's size; the first step that reads
+        // new tokens sets the pace (1,024 tokens/s), so no step reads more than half a second.
+        let cached = 1000;
+        let mut steps = PromptSteps::new(3000);
+        let mut new_per_step = Vec::new();
+        while let Some(step) = steps.upcoming() {
+            let read = step.end.saturating_sub(cached).min(step.tokens);
+            new_per_step.push(read);
+            steps.took(Duration::from_secs_f64(read as f64 / 1024.0), read);
+        }
+        assert_eq!(new_per_step[..4], [0, 0, 0, 24]);
+        assert!(
+            new_per_step.iter().all(|&read| read <= 512),
+            "{new_per_step:?}"
+        );
+        assert!(
+            3000 - steps.read() <= 512,
+            "the chat request reads one step at most"
+        );
     }
 }

@@ -244,6 +244,10 @@ impl ServerProbe for ServerMonitor {
         Box::pin(self.shared.read())
     }
 
+    fn read_afresh(&self) -> ReadingFuture<'_> {
+        Box::pin(self.refresh())
+    }
+
     fn interest(&self) -> InterestGuard {
         ServerMonitor::interest(self)
     }

@@ -71,6 +71,12 @@ pub trait ServerProbe: Send + Sync {
     /// The current reading; may do HTTP, bounded by the probe's timeouts; never fails.
     fn read(&self) -> ReadingFuture<'_>;
 
+    /// A reading taken now, never one remembered from a moment ago: for a question whose answer
+    /// changed a moment ago (Lull's own request just let go of its slot).
+    fn read_afresh(&self) -> ReadingFuture<'_> {
+        self.read()
+    }
+
     /// Keeps the published reading fresh while the guard lives (an open window watching the
     /// server). Only [`ServerMonitor`] publishes readings; any other probe reads on demand, so
     /// its guard is counted by no one.
@@ -90,6 +96,10 @@ pub trait ServerProbe: Send + Sync {
 impl<P: ServerProbe + ?Sized> ServerProbe for Arc<P> {
     fn read(&self) -> ReadingFuture<'_> {
         (**self).read()
+    }
+
+    fn read_afresh(&self) -> ReadingFuture<'_> {
+        (**self).read_afresh()
     }
 
     fn interest(&self) -> InterestGuard {
@@ -628,6 +638,11 @@ impl<P: ServerProbe> CachedProbe<P> {
 
 impl<P: ServerProbe> ServerProbe for CachedProbe<P> {
     fn read(&self) -> ReadingFuture<'_> {
+        Box::pin(self.read_cached())
+    }
+
+    fn read_afresh(&self) -> ReadingFuture<'_> {
+        self.invalidate();
         Box::pin(self.read_cached())
     }
 }

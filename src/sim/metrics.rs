@@ -62,6 +62,8 @@ pub struct PolicyDetail {
     pub probe_requests: u64,
     /// Probe reads made while a review decoded (checking for preemption).
     pub probe_reads_running: u64,
+    /// Probe reads at a review's checkpoints between two prompt steps (one `GET /slots` each).
+    pub probe_reads_between_steps: u64,
     /// Chat requests of reviews: one per review run.
     pub llm_requests: u64,
     /// Requests that had the server read a prompt in steps before its chat request.
@@ -128,6 +130,7 @@ pub(crate) fn measure(tally: &Tally) -> PolicyMetrics {
             probe_reads: tally.probe_reads,
             probe_requests: tally.probe_requests,
             probe_reads_running: tally.probe_reads_running,
+            probe_reads_between_steps: tally.probe_reads_between_steps,
             llm_requests: tally.llm_requests,
             prompt_requests: tally.prompt_requests,
             preemptions: tally.preemptions,
@@ -175,6 +178,7 @@ mod tests {
             probe_reads: 0,
             probe_requests: 0,
             probe_reads_running: 0,
+            probe_reads_between_steps: 0,
             llm_requests: 0,
             prompt_requests: 0,
             preemptions: 0,

@@ -436,14 +436,14 @@ impl Simulation {
             t.restarts,
             DRAIN.as_secs() / 60
         );
-        text += "policy     contention_s  lost  delivered  delay_p50_s  delay_p95_s  delivered_p50_s  delivered_p95_s  wasted_s  server_requests  (readings [while running] = their requests + chat requests + prompt steps; preemptions)\n";
+        text += "policy     contention_s  lost  delivered  delay_p50_s  delay_p95_s  delivered_p50_s  delivered_p95_s  wasted_s  server_requests  (readings [while running, between steps] = their requests + chat requests + prompt steps; preemptions)\n";
         for (name, m) in [
             ("immediate", &self.policies.immediate),
             ("hermes", &self.policies.hermes),
             ("lull", &self.policies.lull),
         ] {
             text += &format!(
-                "{name:<9} {:>13.1} {:>5} {:>10} {:>12.1} {:>12.1} {:>16.1} {:>16.1} {:>9.1} {:>16}  ({} [{}] = {} + {} + {}; {})\n",
+                "{name:<9} {:>13.1} {:>5} {:>10} {:>12.1} {:>12.1} {:>16.1} {:>16.1} {:>9.1} {:>16}  ({} [{}, {}] = {} + {} + {}; {})\n",
                 m.contention_s,
                 m.lost,
                 m.delivered,
@@ -455,6 +455,7 @@ impl Simulation {
                 m.server_requests,
                 m.detail.probe_reads,
                 m.detail.probe_reads_running,
+                m.detail.probe_reads_between_steps,
                 m.detail.probe_requests,
                 m.detail.llm_requests,
                 m.detail.prompt_requests,

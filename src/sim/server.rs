@@ -195,11 +195,17 @@ enum OtherSlot {
 }
 
 /// A learning request holding a slot, from its first request (a prompt step, or the chat
-/// request) to its end.
+/// request) to its end, except while [`OnServer::Between`] two steps.
 struct Learning {
     incarnation: u64,
     started: Instant,
     on_server: OnServer,
+}
+
+impl Learning {
+    fn holds_slot(&self) -> bool {
+        !matches!(self.on_server, OnServer::Between)
+    }
 }
 
 /// What a learning request has the server do now.
@@ -210,6 +216,9 @@ enum OnServer {
     /// Decode its answer for its client, or nothing for an instant between two of its requests
     /// (a step's end and the next step's start): dropped now, it frees the slot at once.
     Answering,
+    /// Between two prompt steps, stopped at its checkpoint: it holds no slot, so a reading
+    /// does not count it busy.
+    Between,
     /// Its client went (`cut`) while the server read its prompt: the server reads on until
     /// `until`, then frees the slot.
     Orphaned { until: Instant, cut: Cut },
@@ -241,6 +250,7 @@ struct Meters {
     probe_reads: u64,
     probe_requests: u64,
     probe_reads_running: u64,
+    probe_reads_between_steps: u64,
     llm_requests: u64,
     prompt_requests: u64,
     preemptions: u64,
@@ -285,7 +295,8 @@ impl State {
         let to = to.max(self.last_change);
         if !self.live.is_empty() {
             let span = (to - self.last_change).as_secs_f64();
-            self.meters.contention_s += span * self.learning.len() as f64;
+            let holding = self.learning.values().filter(|l| l.holds_slot()).count();
+            self.meters.contention_s += span * holding as f64;
         }
         let reading_from = self
             .prompt_read_by_a_turn_until()
@@ -319,7 +330,7 @@ impl State {
                 };
                 true
             }
-            OnServer::Reading { .. } | OnServer::Answering => {
+            OnServer::Reading { .. } | OnServer::Answering | OnServer::Between => {
                 let learning = self.learning.remove(&id).expect("found above");
                 self.meters.cut_off(&learning, now, cut);
                 true
@@ -356,6 +367,8 @@ pub struct Tally {
     pub probe_requests: u64,
     /// Those made while a learning request decoded (checks for preemption).
     pub probe_reads_running: u64,
+    /// Those made while a learning request waited at its checkpoint between two prompt steps.
+    pub probe_reads_between_steps: u64,
     /// Chat requests of reviews sent to the server: one per review run.
     pub llm_requests: u64,
     /// The requests that had the server read a review's prompt in steps before its chat
@@ -474,7 +487,8 @@ impl SimServer {
         if let Some(read) = state.live.values().copied().filter(|&end| end > now).max() {
             return OtherSlot::ReadingPrompt { until: read };
         }
-        if !state.live.is_empty() || state.learning.len() > 1 {
+        let holding = state.learning.values().filter(|l| l.holds_slot()).count();
+        if !state.live.is_empty() || holding > 1 {
             return OtherSlot::Decoding;
         }
         OtherSlot::Idle
@@ -491,10 +505,13 @@ impl SimServer {
         state.book(Instant::now());
         state.meters.probe_reads += 1;
         state.meters.probe_requests += requests;
-        if !state.learning.is_empty() {
+        if state.learning.values().any(|l| !l.holds_slot()) {
+            state.meters.probe_reads_between_steps += 1;
+        } else if !state.learning.is_empty() {
             state.meters.probe_reads_running += 1;
         }
-        let busy_slots = state.live.len() + state.learning.len();
+        let busy_slots =
+            state.live.len() + state.learning.values().filter(|l| l.holds_slot()).count();
         ServerReading {
             state: ServerState::Ready,
             // No `base_url`: the engine's routing service would take one as an invitation to
@@ -563,7 +580,9 @@ impl SimServer {
             let mut state = self.state();
             state.book(Instant::now());
             match state.learning.get_mut(&id) {
-                Some(learning) if matches!(learning.on_server, OnServer::Answering) => {
+                Some(learning)
+                    if matches!(learning.on_server, OnServer::Answering | OnServer::Between) =>
+                {
                     learning.on_server = OnServer::Reading {
                         left: tokens as f64,
                     };
@@ -592,10 +611,23 @@ impl SimServer {
                         learning.on_server = OnServer::Answering;
                         return true;
                     }
-                    OnServer::Answering | OnServer::Orphaned { .. } => return false,
+                    OnServer::Answering | OnServer::Between | OnServer::Orphaned { .. } => {
+                        return false
+                    }
                 }
             };
             tokio::time::sleep_until(done_at_the_earliest).await;
+        }
+    }
+
+    /// Request `id` read its step and waits at its checkpoint, on no slot.
+    fn step_read(&self, id: u64) {
+        let mut state = self.state();
+        state.book(Instant::now());
+        if let Some(learning) = state.learning.get_mut(&id) {
+            if matches!(learning.on_server, OnServer::Answering) {
+                learning.on_server = OnServer::Between;
+            }
         }
     }
 
@@ -636,6 +668,7 @@ impl SimServer {
             probe_reads: state.meters.probe_reads,
             probe_requests: state.meters.probe_requests,
             probe_reads_running: state.meters.probe_reads_running,
+            probe_reads_between_steps: state.meters.probe_reads_between_steps,
             llm_requests: state.meters.llm_requests,
             prompt_requests: state.meters.prompt_requests,
             preemptions: state.meters.preemptions,
@@ -715,7 +748,8 @@ impl SimLlm {
 impl SimLlm {
     /// What `llm::prefill` asks of the server before the chat request of work with a pace: the
     /// prompt templated and tokenized (two requests, each its [`REQUEST_OVERHEAD`]), then one
-    /// `/completion` a step, planned by the client's own [`PromptSteps`], each advancing `pace`.
+    /// `/completion` a step, planned by the client's own [`PromptSteps`], each advancing `pace`
+    /// and stopping at its checkpoint.
     /// Returns the prompt tokens read (the chat request reads the rest), or `None` if the
     /// process died meanwhile.
     async fn read_in_steps(&self, id: u64, tokens: usize, pace: &StreamPace) -> Option<usize> {
@@ -729,7 +763,10 @@ impl SimLlm {
                 return None;
             }
             pace.advance(Phase::Prompt, step.tokens as u64);
-            steps.took(started.elapsed());
+            steps.took(started.elapsed(), step.tokens);
+            self.server.step_read(id);
+            // The simulated server has no queue that a reading could overtake.
+            pace.checkpoint(Duration::ZERO).await;
         }
         Some(steps.read())
     }
