@@ -444,8 +444,8 @@ fn lull_wastes_no_more_decode_than_hermes() {
 /// steps are charged. Lull has the server read a review's prompt half a second at a time, one
 /// request a step (`llm::prefill`), so that dropping it costs the person at most a step, and
 /// reads `/slots` at the checkpoint after each step, so that its next step is never read beside
-/// another client's answer (issue 30); a review then costs about twice Hermes' requests per step
-/// of its prompt. What the scheduling itself asks, readings besides the checkpoints and chat
+/// another client's answer (issue 30): a review then costs two requests per half second of its
+/// prompt. What the scheduling itself asks, readings besides the checkpoints and chat
 /// requests, stays under Hermes' on every day. Asserted as it is today.
 #[test]
 fn lull_makes_more_requests_per_review_delivered_than_hermes_once_its_steps_count() {
