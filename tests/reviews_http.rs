@@ -271,6 +271,24 @@ async fn broken_output_over_http_fails_after_three_attempts() {
 }
 
 /// The stand-in's prompt reads at `endpoint`, in the order they ended.
+/// A stand-in that reads 32 tokens a batch, 40 ms each: a step takes about half a second
+/// (400 tokens), a 3,000-word review's prompt about 4 s.
+fn stepping_stand_in() -> StandInConfig {
+    StandInConfig::single("tiny")
+        .with_pace(Duration::from_millis(1))
+        .with_prompt_pace(Duration::from_millis(40))
+        .with_batch_tokens(32)
+}
+
+/// The longest prompt step the stand-in has read so far.
+fn longest_step(server: &StandIn) -> Duration {
+    reads_at(server, Endpoint::Completion)
+        .iter()
+        .map(|step| step.ended - step.started)
+        .max()
+        .expect("a step was read")
+}
+
 fn reads_at(server: &StandIn, endpoint: Endpoint) -> Vec<PromptRead> {
     server
         .prompt_reads()
@@ -373,11 +391,8 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_client_that_slows_no_step_stops_the_review_at_the_next_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let config = StandInConfig::single("tiny")
-        .with_pace(Duration::from_millis(1))
-        .with_prompt_pace(Duration::from_millis(40))
-        .with_batch_tokens(32);
-    let (server, engine, mut events) = engine_beside(dir.path(), config, config_for).await;
+    let (server, engine, mut events) =
+        engine_beside(dir.path(), stepping_stand_in(), config_for).await;
     server.push_reply("tiny", slow_valid_answer());
     engine
         .submit_review(long_submission("s1", 3000))
@@ -399,11 +414,7 @@ async fn another_client_that_slows_no_step_stops_the_review_at_the_next_checkpoi
         matches!(event, EngineEvent::ReviewPreempted { ref reason, .. } if reason.contains("another client")),
         "{event:?}"
     );
-    let longest_step = reads_at(&server, Endpoint::Completion)
-        .iter()
-        .map(|step| step.ended - step.started)
-        .max()
-        .unwrap();
+    let longest_step = longest_step(&server);
     assert!(
         started.elapsed() <= longest_step * 2,
         "preempted {:?} after the other client started; a step takes up to {longest_step:?}",
@@ -421,15 +432,8 @@ async fn another_client_that_slows_no_step_stops_the_review_at_the_next_checkpoi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_whole_prompt() {
     let dir = tempfile::tempdir().unwrap();
-    // 40 ms a 32-token batch: a step takes about half a second (400 tokens), the whole
-    // prompt about 4 s.
-    let config = || {
-        StandInConfig::single("tiny")
-            .with_pace(Duration::from_millis(1))
-            .with_prompt_pace(Duration::from_millis(40))
-            .with_batch_tokens(32)
-    };
-    let (server, engine, mut events) = engine_beside(dir.path(), config(), config_for).await;
+    let (server, engine, mut events) =
+        engine_beside(dir.path(), stepping_stand_in(), config_for).await;
     server.push_reply("tiny", slow_valid_answer());
     let (id, _) = engine
         .submit_review(long_submission("s1", 3000))
@@ -449,11 +453,7 @@ async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_who
         matches!(e, EngineEvent::ReviewPreempted { .. })
     })
     .await;
-    let longest_step = reads_at(&server, Endpoint::Completion)
-        .iter()
-        .map(|step| step.ended - step.started)
-        .max()
-        .unwrap();
+    let longest_step = longest_step(&server);
     assert!(
         freed_after <= longest_step * 2,
         "the slot was freed {freed_after:?} after the turn started; a step takes up to \
@@ -478,7 +478,7 @@ async fn a_turn_during_a_reviews_prompt_frees_the_slot_within_a_step_not_the_who
 
     // The same prompt sent whole, on a stand-in like this one, its client gone at its first
     // progress chunk: the stand-in reads it to its end, as llama-server does.
-    let whole = StandIn::start(config()).await.unwrap();
+    let whole = StandIn::start(stepping_stand_in()).await.unwrap();
     let mut response = reqwest::Client::new()
         .post(format!("{}/chat/completions", whole.base_url()))
         .json(&chat_request)

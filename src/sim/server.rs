@@ -295,8 +295,7 @@ impl State {
         let to = to.max(self.last_change);
         if !self.live.is_empty() {
             let span = (to - self.last_change).as_secs_f64();
-            let holding = self.learning.values().filter(|l| l.holds_slot()).count();
-            self.meters.contention_s += span * holding as f64;
+            self.meters.contention_s += span * self.learning_on_slots() as f64;
         }
         let reading_from = self
             .prompt_read_by_a_turn_until()
@@ -308,6 +307,11 @@ impl State {
             }
         }
         self.last_change = to;
+    }
+
+    /// Learning requests holding a slot now (not waiting between two steps).
+    fn learning_on_slots(&self) -> usize {
+        self.learning.values().filter(|l| l.holds_slot()).count()
     }
 
     /// Until when the live turns' prompts are read (our prompts pause till then); may be past.
@@ -487,8 +491,7 @@ impl SimServer {
         if let Some(read) = state.live.values().copied().filter(|&end| end > now).max() {
             return OtherSlot::ReadingPrompt { until: read };
         }
-        let holding = state.learning.values().filter(|l| l.holds_slot()).count();
-        if !state.live.is_empty() || holding > 1 {
+        if !state.live.is_empty() || state.learning_on_slots() > 1 {
             return OtherSlot::Decoding;
         }
         OtherSlot::Idle
@@ -510,8 +513,7 @@ impl SimServer {
         } else if !state.learning.is_empty() {
             state.meters.probe_reads_running += 1;
         }
-        let busy_slots =
-            state.live.len() + state.learning.values().filter(|l| l.holds_slot()).count();
+        let busy_slots = state.live.len() + state.learning_on_slots();
         ServerReading {
             state: ServerState::Ready,
             // No `base_url`: the engine's routing service would take one as an invitation to
