@@ -34,7 +34,7 @@ use crate::store::{Store, StoreError};
 pub const MAX_ROUNDS: u32 = 10_000;
 /// The longest wall-clock budget of one run (a day).
 pub const MAX_WALL_CLOCK_S: u64 = 24 * 3600;
-/// How long `cancel` waits for the runner to record the cancellation.
+/// How long `cancel` and `resume` wait for a job's runner to record its end and let go.
 const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// What a person sees of a job (`GET /v1/jobs/{id}`).
@@ -326,10 +326,7 @@ impl JobService {
         match control {
             Some(control) => {
                 control.cancel.store(true, Ordering::SeqCst);
-                let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
-                while self.inner.control(id).is_some() && tokio::time::Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
+                self.inner.run_exited(id).await;
             }
             None => {
                 let now = self.inner.clock.now_ms();
@@ -373,13 +370,21 @@ impl JobService {
     /// the dataset. A refusal is recorded as a receipt and answered with its code.
     pub async fn resume(&self, id: &str) -> Result<JobView, EngineError> {
         let job = self.get(id).await?;
-        if !job.status.is_resumable() || self.inner.control(id).is_some() {
+        if !job.status.is_resumable() {
             return Err(EngineError::Refused {
                 code: ErrorCode::JobNotResumable,
                 message: format!(
                     "job {id} is {}; only an interrupted or budget-exhausted job can be resumed",
                     job.status.as_str()
                 ),
+            });
+        }
+        // The runner records the job's end before it lets go of the job: a resume asked for in
+        // between waits for it rather than refusing a job that reads as resumable.
+        if !self.inner.run_exited(id).await {
+            return Err(EngineError::Refused {
+                code: ErrorCode::JobNotResumable,
+                message: format!("job {id} is still stopping; try again in a moment"),
             });
         }
         let id_owned = id.to_string();
@@ -558,7 +563,8 @@ impl JobService {
                 | JobStatus::BudgetExhausted
         );
         JobView {
-            resumable: job.status.is_resumable() && control.is_none(),
+            // A runner still letting go of an ended job does not hide it: `resume` waits for it.
+            resumable: job.status.is_resumable(),
             promotable: artifact.is_some()
                 && job.promoted_at.is_none()
                 && matches!(
@@ -594,6 +600,18 @@ impl JobService {
 }
 
 impl JobsInner {
+    /// Waits up to [`CANCEL_WAIT`] for job `id`'s runner to let go of it; false if it has not.
+    async fn run_exited(&self, id: &str) -> bool {
+        let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+        while self.control(id).is_some() {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        true
+    }
+
     pub(super) fn control(&self, id: &str) -> Option<Arc<RunControl>> {
         self.runs
             .lock()
