@@ -385,6 +385,55 @@ async fn a_reviews_prompt_is_read_in_steps_and_its_chat_request_finds_all_but_th
     engine.shutdown().await;
 }
 
+/// Issue 28: a blind first step of 256 tokens takes a slow server longer than a person should
+/// wait (0.78 s on this project's CPU). The client remembers the pace its steps showed, so the
+/// next prompt's first step is what the server reads in half a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_reviews_first_step_is_sized_by_the_pace_the_last_one_showed() {
+    let dir = tempfile::tempdir().unwrap();
+    // 100 ms a 32-token batch: 320 tokens/s, 160 in half a second.
+    let config = stepping_stand_in().with_prompt_pace(Duration::from_millis(100));
+    let (server, engine, mut events) = engine_beside(dir.path(), config, config_for).await;
+    for session in ["s1", "s2"] {
+        server.push_reply("tiny", slow_valid_answer());
+        engine
+            .submit_review(long_submission(session, 600))
+            .await
+            .unwrap();
+        next_event(&mut events, Duration::from_secs(60), |e| {
+            matches!(e, EngineEvent::ReviewCompleted { .. })
+        })
+        .await;
+    }
+    let chats = reads_at(&server, Endpoint::ChatCompletions);
+    assert_eq!(chats.len(), 2);
+    let steps = reads_at(&server, Endpoint::Completion);
+    let first_of = |after: Instant| {
+        steps
+            .iter()
+            .find(|step| step.started >= after)
+            .expect("the review was read in steps")
+    };
+    let blind = first_of(steps[0].started);
+    assert_eq!(blind.total, PREFILL_STEP_TOKENS);
+    assert!(
+        blind.ended - blind.started > PREFILL_STEP_TIME,
+        "the blind step overran"
+    );
+    let known = first_of(chats[0].ended);
+    assert!(
+        (100..=160).contains(&known.total),
+        "the second review's first step ends at token {}",
+        known.total
+    );
+    let took = known.ended - known.started;
+    assert!(
+        took <= PREFILL_STEP_TIME + Duration::from_millis(150),
+        "it took {took:?}"
+    );
+    engine.shutdown().await;
+}
+
 /// Issue 30: a client that only decodes beside Lull's prompt steps slows none of them (its
 /// answer gets a token a step instead), so no pace can see it; the `/slots` read at the
 /// checkpoint after the step does, and no next step is sent beside it.

@@ -123,6 +123,8 @@ pub trait LlmClient: Send + Sync {
 #[derive(Clone)]
 pub struct HttpLlmClient {
     http: reqwest::Client,
+    /// Each server's prompt pace, for the first step of the next prompt read in steps.
+    paces: prefill::ServerPaces,
 }
 
 impl Default for HttpLlmClient {
@@ -131,7 +133,10 @@ impl Default for HttpLlmClient {
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .expect("building the HTTP client");
-        HttpLlmClient { http }
+        HttpLlmClient {
+            http,
+            paces: prefill::ServerPaces::default(),
+        }
     }
 }
 

@@ -17,11 +17,15 @@
 //! server read (its `timings.prompt_n`), not those it found cached: a step the cache answered
 //! took no time and tells nothing of the pace (taken for one, it grew the next step to the
 //! upper bound, and a preempted review's rerun read 1,000 new tokens in one request beside the
-//! person's turn, who waited 7 s instead of 1.9). After each step, while the
+//! person's turn, who waited 7 s instead of 1.9). The client remembers the pace for the next
+//! prompt: a prompt the server reads within one step has none, and a slow server gets a smaller
+//! first step ([`PromptSteps::new`]). After each step, while the
 //! request holds no slot, it stops at its pace's checkpoint, where the gate looks for another
 //! client before the next step is sent ([`StreamPace::checkpoint`]). A server without these
 //! routes (not llama-server) reads the prompt whole, as before.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -80,7 +84,7 @@ pub(super) async fn read_prompt_in_steps(
             url: format!("{origin}/tokenize"),
             message: "the answer has no `tokens` list".into(),
         })?;
-    let mut steps = PromptSteps::new(tokens.len());
+    let mut steps = PromptSteps::new(tokens.len(), client.paces.get(&origin));
     while let Some(step) = steps.upcoming() {
         let started = Instant::now();
         let answer = client
@@ -101,9 +105,34 @@ pub(super) async fn read_prompt_in_steps(
             .map_or(step.tokens, |n| (n as usize).min(step.tokens));
         pace.advance(Phase::Prompt, read as u64);
         steps.took(started.elapsed(), read);
+        if let Some(rate) = steps.rate() {
+            client.paces.set(&origin, rate);
+        }
         pace.checkpoint(SERVER_QUEUE_SETTLE).await;
     }
     Ok(())
+}
+
+/// The pace each server (by origin) was last seen reading prompts at, kept by a client for the
+/// first step of its next prompt: a blind first step of [`PREFILL_STEP_TOKENS`] took 0.78 s on
+/// this project's CPU, over the half second a person should wait at most.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ServerPaces(Arc<Mutex<HashMap<String, f64>>>);
+
+impl ServerPaces {
+    fn get(&self, origin: &str) -> Option<f64> {
+        self.lock().get(origin).copied()
+    }
+
+    fn set(&self, origin: &str, rate: f64) {
+        self.lock().insert(origin.to_string(), rate);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, f64>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// The steps of a prompt of `len` tokens, each sized by how long the one before took: the one
@@ -112,6 +141,8 @@ pub(super) async fn read_prompt_in_steps(
 #[derive(Debug, Clone)]
 pub(crate) struct PromptSteps {
     len: usize,
+    /// Prompt tokens per second the server was seen reading, `None` before a step showed it.
+    rate: Option<f64>,
     step: usize,
     end: usize,
 }
@@ -125,12 +156,23 @@ pub(crate) struct PromptStep {
 }
 
 impl PromptSteps {
-    /// The plan of a prompt of `len` tokens: a first step of [`PREFILL_STEP_TOKENS`].
-    pub(crate) fn new(len: usize) -> PromptSteps {
+    /// The plan of a prompt of `len` tokens on a server last seen reading `rate` tokens a
+    /// second (by an earlier prompt of this process). A prompt the server reads within
+    /// [`PREFILL_STEP_TIME`] at that pace has no steps. Otherwise the first step is
+    /// [`PREFILL_STEP_TOKENS`], or fewer if that would take longer than [`PREFILL_STEP_TIME`]:
+    /// the first step is also a probe of the server's pace now, and a person's turn that
+    /// comes meanwhile waits for it.
+    pub(crate) fn new(len: usize, rate: Option<f64>) -> PromptSteps {
+        let first = match rate.map(step_at) {
+            Some(whole) if len <= whole => len,
+            Some(step) => step.min(PREFILL_STEP_TOKENS),
+            None => PREFILL_STEP_TOKENS,
+        };
         PromptSteps {
             len,
-            step: PREFILL_STEP_TOKENS,
-            end: PREFILL_STEP_TOKENS,
+            rate,
+            step: first,
+            end: first,
         }
     }
 
@@ -149,9 +191,16 @@ impl PromptSteps {
     /// the next keeps its size.
     pub(crate) fn took(&mut self, took: Duration, read: usize) {
         if read * 2 >= self.step {
-            self.step = next_step(read, took);
+            let rate = read as f64 / took.as_secs_f64().max(1e-3);
+            self.rate = Some(rate);
+            self.step = step_at(rate);
         }
         self.end += self.step;
+    }
+
+    /// The server's pace as the steps saw it, for the next prompt's first step.
+    pub(crate) fn rate(&self) -> Option<f64> {
+        self.rate
     }
 
     /// Prompt tokens the steps taken so far had the server read (the chat request reads the
@@ -161,11 +210,10 @@ impl PromptSteps {
     }
 }
 
-/// The next step: what the server reads in [`PREFILL_STEP_TIME`] at the pace it read `step`
-/// tokens in `took`, within [`PREFILL_STEP_BOUNDS`].
-fn next_step(step: usize, took: Duration) -> usize {
-    let per_second = step as f64 / took.as_secs_f64().max(1e-3);
-    let tokens = (per_second * PREFILL_STEP_TIME.as_secs_f64()) as usize;
+/// A step: what the server reads in [`PREFILL_STEP_TIME`] at `rate` tokens a second, within
+/// [`PREFILL_STEP_BOUNDS`].
+fn step_at(rate: f64) -> usize {
+    let tokens = (rate * PREFILL_STEP_TIME.as_secs_f64()) as usize;
     tokens.clamp(PREFILL_STEP_BOUNDS.0, PREFILL_STEP_BOUNDS.1)
 }
 
@@ -182,33 +230,58 @@ mod tests {
 
     #[test]
     fn a_step_is_what_the_server_reads_in_half_a_second() {
-        // 256 tokens in 1 s: 128 next; in 50 ms: 2,560; in no time at all: the upper bound.
-        assert_eq!(next_step(256, Duration::from_secs(1)), 128);
-        assert_eq!(next_step(256, Duration::from_millis(50)), 2560);
-        assert_eq!(next_step(256, Duration::ZERO), PREFILL_STEP_BOUNDS.1);
-        assert_eq!(
-            next_step(256, Duration::from_secs(60)),
-            PREFILL_STEP_BOUNDS.0
-        );
+        // 256 tokens a second: 128; 5,120: 2,560; beyond the bounds, the bound.
+        assert_eq!(step_at(256.0), 128);
+        assert_eq!(step_at(5120.0), 2560);
+        assert_eq!(step_at(1e9), PREFILL_STEP_BOUNDS.1);
+        assert_eq!(step_at(4.0), PREFILL_STEP_BOUNDS.0);
+    }
+
+    /// The steps of a prompt of `len` tokens on a server reading `rate` tokens a second, all
+    /// new, `known` the pace remembered from before. Returns each step's tokens.
+    fn plan(len: usize, known: Option<f64>, rate: f64) -> (Vec<usize>, PromptSteps) {
+        let mut steps = PromptSteps::new(len, known);
+        let mut seen = Vec::new();
+        while let Some(step) = steps.upcoming() {
+            seen.push(step.tokens);
+            steps.took(
+                Duration::from_secs_f64(step.tokens as f64 / rate),
+                step.tokens,
+            );
+        }
+        (seen, steps)
     }
 
     #[test]
     fn the_steps_leave_the_chat_request_at_most_a_step() {
         // A server reading 1,024 tokens/s: 256 tokens first, then 512 a step (0.5 s), and the
         // chat request reads the last 208 of 2,000.
-        let mut steps = PromptSteps::new(2000);
-        let mut seen = Vec::new();
-        while let Some(step) = steps.upcoming() {
-            seen.push((step.end, step.tokens));
-            steps.took(
-                Duration::from_secs_f64(step.tokens as f64 / 1024.0),
-                step.tokens,
-            );
-        }
-        assert_eq!(seen, [(256, 256), (768, 512), (1280, 512), (1792, 512)]);
+        let (seen, steps) = plan(2000, None, 1024.0);
+        assert_eq!(seen, [256, 512, 512, 512]);
         assert_eq!(steps.read(), 1792);
+        assert_eq!(
+            steps.rate(),
+            Some(1024.0),
+            "the pace is kept for the next prompt"
+        );
         // A prompt within the first step has no steps: the chat request reads it whole.
-        assert_eq!(PromptSteps::new(PREFILL_STEP_TOKENS).upcoming(), None);
+        assert_eq!(PromptSteps::new(PREFILL_STEP_TOKENS, None).upcoming(), None);
+    }
+
+    #[test]
+    fn a_known_pace_bounds_the_first_step_and_spares_a_short_prompt_its_steps() {
+        // 330 tokens/s (this project's CPU): the blind first step of 256 took 0.78 s.
+        let (seen, _) = plan(2000, Some(330.0), 330.0);
+        assert_eq!(
+            seen, [165; 12],
+            "half a second at the known pace, from the first"
+        );
+        // 2,048 tokens/s: a 1,000-token prompt is read whole within half a second; a longer one
+        // is probed with the usual first step.
+        assert_eq!(PromptSteps::new(1000, Some(2048.0)).upcoming(), None);
+        assert!(PromptSteps::new(1000, None).upcoming().is_some());
+        let (seen, _) = plan(3000, Some(2048.0), 2048.0);
+        assert_eq!(seen, [256, 1024, 1024]);
     }
 
     #[test]
@@ -217,7 +290,7 @@ mod tests {
         // from the cache take no time and keep the first step's size; the first step that reads
         // new tokens sets the pace (1,024 tokens/s), so no step reads more than half a second.
         let cached = 1000;
-        let mut steps = PromptSteps::new(3000);
+        let mut steps = PromptSteps::new(3000, None);
         let mut new_per_step = Vec::new();
         while let Some(step) = steps.upcoming() {
             let read = step.end.saturating_sub(cached).min(step.tokens);

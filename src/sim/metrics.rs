@@ -81,7 +81,21 @@ impl PolicyMetrics {
     /// per review it actually delivered (a policy that loses reviews also spends nothing more
     /// on them).
     pub fn requests_per_covered_review(&self) -> f64 {
-        self.server_requests as f64 / self.delivered.max(1) as f64
+        self.per_delivered(self.server_requests)
+    }
+
+    /// The same, split into readings of the server, prompt steps (with the routes that plan
+    /// them) and chat requests, which add up to it.
+    pub fn requests_per_covered_review_split(&self) -> (f64, f64, f64) {
+        (
+            self.per_delivered(self.detail.probe_requests),
+            self.per_delivered(self.detail.prompt_requests),
+            self.per_delivered(self.detail.llm_requests),
+        )
+    }
+
+    fn per_delivered(&self, requests: u64) -> f64 {
+        requests as f64 / self.delivered.max(1) as f64
     }
 }
 

@@ -384,15 +384,25 @@ impl Simulation {
             Target {
                 claim: "lull requests per review delivered < hermes'",
                 holds: lull.requests_per_covered_review() < hermes.requests_per_covered_review(),
-                figures: format!(
-                    "{:.2} vs {:.2} ({} vs {} requests, {} vs {} delivered)",
-                    lull.requests_per_covered_review(),
-                    hermes.requests_per_covered_review(),
-                    lull.server_requests,
-                    hermes.server_requests,
-                    lull.delivered,
-                    hermes.delivered
-                ),
+                figures: {
+                    let split = |m: &PolicyMetrics| {
+                        let (readings, steps, chats) = m.requests_per_covered_review_split();
+                        format!(
+                            "{readings:.2} readings + {steps:.2} prompt steps + {chats:.2} chat"
+                        )
+                    };
+                    format!(
+                        "{:.2} vs {:.2} (lull {}; hermes {}; {} vs {} requests, {} vs {} delivered)",
+                        lull.requests_per_covered_review(),
+                        hermes.requests_per_covered_review(),
+                        split(lull),
+                        split(hermes),
+                        lull.server_requests,
+                        hermes.server_requests,
+                        lull.delivered,
+                        hermes.delivered
+                    )
+                },
             },
             Target {
                 claim: "lull delivered-only p50 delay ≤ 1.25× hermes' (DESIGN: on the median day)",

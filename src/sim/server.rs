@@ -735,6 +735,8 @@ impl ServerProbe for SimProbe {
 pub struct SimLlm {
     server: Arc<SimServer>,
     incarnation: u64,
+    /// The server's prompt pace as this process last saw it (the client's `ServerPaces`).
+    prompt_rate: std::sync::Mutex<Option<f64>>,
 }
 
 impl SimLlm {
@@ -743,6 +745,7 @@ impl SimLlm {
         SimLlm {
             server,
             incarnation,
+            prompt_rate: std::sync::Mutex::new(None),
         }
     }
 }
@@ -757,7 +760,8 @@ impl SimLlm {
     async fn read_in_steps(&self, id: u64, tokens: usize, pace: &StreamPace) -> Option<usize> {
         self.server.send(ReviewRequest::PromptStep).await;
         self.server.send(ReviewRequest::PromptStep).await;
-        let mut steps = PromptSteps::new(tokens);
+        let remembered = *self.prompt_rate.lock().expect("prompt rate lock");
+        let mut steps = PromptSteps::new(tokens, remembered);
         while let Some(step) = steps.upcoming() {
             let started = Instant::now();
             self.server.send(ReviewRequest::PromptStep).await;
@@ -766,6 +770,7 @@ impl SimLlm {
             }
             pace.advance(Phase::Prompt, step.tokens as u64);
             steps.took(started.elapsed(), step.tokens);
+            *self.prompt_rate.lock().expect("prompt rate lock") = steps.rate();
             self.server.step_read(id);
             // The simulated server has no queue that a reading could overtake.
             pace.checkpoint(Duration::ZERO).await;
