@@ -270,7 +270,6 @@ async fn broken_output_over_http_fails_after_three_attempts() {
     engine.shutdown().await;
 }
 
-/// The stand-in's prompt reads at `endpoint`, in the order they ended.
 /// A stand-in that reads 32 tokens a batch, 40 ms each: a step takes about half a second
 /// (400 tokens), a 3,000-word review's prompt about 4 s.
 fn stepping_stand_in() -> StandInConfig {
@@ -289,6 +288,7 @@ fn longest_step(server: &StandIn) -> Duration {
         .expect("a step was read")
 }
 
+/// The stand-in's prompt reads at `endpoint`, in the order they ended.
 fn reads_at(server: &StandIn, endpoint: Endpoint) -> Vec<PromptRead> {
     server
         .prompt_reads()

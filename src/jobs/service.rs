@@ -34,8 +34,9 @@ use crate::store::{Store, StoreError};
 pub const MAX_ROUNDS: u32 = 10_000;
 /// The longest wall-clock budget of one run (a day).
 pub const MAX_WALL_CLOCK_S: u64 = 24 * 3600;
-/// How long `cancel` and `resume` wait for a job's runner to record its end and let go.
-const CANCEL_WAIT: Duration = Duration::from_secs(2);
+/// How long `cancel`, `resume` and `shutdown` wait for a runner to record its job's end and let
+/// go of it.
+const RUNNER_EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// What a person sees of a job (`GET /v1/jobs/{id}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -295,7 +296,7 @@ impl JobService {
     /// `running` and marks them interrupted. Waits a moment for their threads to notice.
     pub async fn shutdown(&self) {
         self.inner.halted.store(true, Ordering::SeqCst);
-        let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+        let deadline = tokio::time::Instant::now() + RUNNER_EXIT_WAIT;
         while !self
             .inner
             .runs
@@ -600,9 +601,9 @@ impl JobService {
 }
 
 impl JobsInner {
-    /// Waits up to [`CANCEL_WAIT`] for job `id`'s runner to let go of it; false if it has not.
+    /// Waits up to [`RUNNER_EXIT_WAIT`] for job `id`'s runner to let go of it; false if it has not.
     async fn run_exited(&self, id: &str) -> bool {
-        let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+        let deadline = tokio::time::Instant::now() + RUNNER_EXIT_WAIT;
         while self.control(id).is_some() {
             if tokio::time::Instant::now() >= deadline {
                 return false;
