@@ -177,6 +177,7 @@ async fn serve(
         embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
         clock: None,
         events: Default::default(),
+        host: None,
     };
     let engine = Engine::open_with(Config::default(), paths, seams)
         .await

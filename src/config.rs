@@ -28,6 +28,8 @@ pub struct Config {
     pub skills: SkillsConfig,
     /// The loopback API.
     pub api: ApiConfig,
+    /// Learning on a laptop's battery.
+    pub power: PowerConfig,
 }
 
 /// Whether learning bound for the managed server waits for a lull.
@@ -178,6 +180,41 @@ pub struct SkillsConfig {
     pub dir: Option<PathBuf>,
 }
 
+/// `[power]`: whether learning and training run on battery (DESIGN §2.1, power and sleep).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PowerConfig {
+    /// Learning on battery: `pause`, `above` (`battery_threshold_percent`) or `always`.
+    pub on_battery: BatteryLearning,
+    /// The charge above which `above` lets learning run on battery.
+    pub battery_threshold_percent: u8,
+    /// Whether training jobs run on battery (they are CPU work for minutes).
+    pub jobs_on_battery: bool,
+}
+
+impl Default for PowerConfig {
+    fn default() -> Self {
+        PowerConfig {
+            on_battery: BatteryLearning::Above,
+            battery_threshold_percent: 50,
+            jobs_on_battery: false,
+        }
+    }
+}
+
+/// Whether learning runs while the laptop is on battery.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatteryLearning {
+    /// Never on battery: learning waits for AC.
+    Pause,
+    /// Only while the charge is above `battery_threshold_percent`.
+    #[default]
+    Above,
+    /// On battery as on AC.
+    Always,
+}
+
 /// `[api]`: the loopback API.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -222,6 +259,7 @@ const SECTIONS: &[&str] = &[
     "routing",
     "skills",
     "api",
+    "power",
 ];
 
 /// A configuration that cannot be used, with enough context to fix it.
@@ -339,6 +377,16 @@ impl Config {
                 key: "api.listen".to_string(),
                 message,
             })?;
+        if config.power.battery_threshold_percent > 100 {
+            return Err(ConfigError::Invalid {
+                origin: origin.to_string(),
+                key: "power.battery_threshold_percent".to_string(),
+                message: format!(
+                    "{} is not a charge: use a percentage from 0 to 100",
+                    config.power.battery_threshold_percent
+                ),
+            });
+        }
         Ok(config)
     }
 
@@ -590,6 +638,29 @@ mod tests {
             config.skills_dir(Path::new("/d")),
             PathBuf::from("/d/skills")
         );
+    }
+
+    #[test]
+    fn power_defaults_wait_on_battery_below_half_and_a_threshold_is_a_percentage() {
+        let config = load("", &[]).unwrap();
+        assert_eq!(config.power.on_battery, BatteryLearning::Above);
+        assert_eq!(config.power.battery_threshold_percent, 50);
+        assert!(!config.power.jobs_on_battery);
+        let config = load(
+            "[power]\non_battery = \"pause\"\n",
+            &[("LULL_POWER_JOBS_ON_BATTERY", "true")],
+        )
+        .unwrap();
+        assert_eq!(config.power.on_battery, BatteryLearning::Pause);
+        assert!(config.power.jobs_on_battery);
+        let err = load("[power]\nbattery_threshold_percent = 150\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("power.battery_threshold_percent"), "{err}");
+        let err = load("[power]\non_battery = \"sometimes\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("power.on_battery"), "{err}");
     }
 
     #[test]

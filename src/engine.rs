@@ -26,6 +26,7 @@ use crate::jobs::service::{JobService, JobView};
 use crate::learning::work;
 use crate::learning::{Activity, Dispatcher, RetryPolicy, Targets};
 use crate::llm::{ChatEndpoint, ChatMessage, HttpLlmClient, LlmClient};
+use crate::power::{self, HostSources, PowerStatus, SleepHandler};
 use crate::reviews::{queue, Decision, NewReview, Review, ReviewQueue, ReviewStatus};
 use crate::routing::{Outcome, RouteAnswer, RoutingService, RoutingStatus};
 use crate::server::{InterestGuard, MonitorConfig, ServerMonitor, ServerProbe, ServerReading};
@@ -142,6 +143,8 @@ pub struct Status {
     pub drafts: DraftCounts,
     /// Training jobs.
     pub jobs: JobCounts,
+    /// The machine's power and sleep, and what they hold.
+    pub power: PowerStatus,
 }
 
 /// Review queue counts.
@@ -221,6 +224,9 @@ pub struct Seams {
     pub clock: Option<EngineClock>,
     /// Where the engine announces what happens, from the first thing it does while opening.
     pub events: EventBus,
+    /// Where the machine's power and sleep are read; `None` follows neither (the machine counts
+    /// as on AC and never sleeping), as tests and the simulator want.
+    pub host: Option<HostSources>,
 }
 
 /// A review as an agent submits it.
@@ -266,6 +272,7 @@ impl Engine {
             embedders: Arc::new(crate::routing::ServerEmbedderSource),
             clock: None,
             events,
+            host: Some(HostSources::this_machine()),
         };
         Engine::open_with(config, paths, seams).await
     }
@@ -302,6 +309,7 @@ impl Engine {
             GateTiming::from(&config.scheduler),
             seams.clock.unwrap_or_else(EngineClock::start),
             seams.server.clone(),
+            config.power.clone(),
         ));
         let targets = Targets::new(gate.clone(), &config.reviews);
         let reviews = Arc::new(ReviewQueue::new(
@@ -388,6 +396,14 @@ impl Engine {
         let shutdown = watch::channel(false).0;
         tokio::spawn(picker.clone().run(events.subscribe(), shutdown.subscribe()));
         tokio::spawn(dispatcher.clone().run(shutdown.subscribe()));
+        if let Some(sources) = seams.host {
+            tokio::spawn(power::watch_host(
+                sources,
+                gate.clone(),
+                Arc::new(SleepingJobs(jobs.clone())),
+                shutdown.subscribe(),
+            ));
+        }
         if let Some(changes) = seams.server_changes {
             tokio::spawn(forward_server_changes(
                 changes,
@@ -505,6 +521,7 @@ impl Engine {
             jobs: JobCounts {
                 running: self.inner.jobs.running().await?,
             },
+            power: self.inner.gate.power_status(),
         })
     }
 
@@ -843,6 +860,7 @@ mod tests {
             embedders: Arc::new(BuiltInEmbedderOnly),
             clock: None,
             events: Default::default(),
+            host: None,
         };
         let engine = Engine::open_with(config, paths, seams).await.unwrap();
         assert_eq!(monitor.n_interested(), 0, "nobody looks yet");
@@ -859,5 +877,15 @@ mod tests {
             "the last guard gone, polling stops"
         );
         engine.shutdown().await;
+    }
+}
+
+/// The machine's sleep, as training jobs answer it: they pause at their next mini-batch (the
+/// gate requeues learning itself).
+struct SleepingJobs(JobService);
+
+impl SleepHandler for SleepingJobs {
+    fn sleeping(&self, within: Duration) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(self.0.paused_for_sleep(within))
     }
 }

@@ -29,6 +29,7 @@ pub mod jobs;
 pub mod learning;
 pub mod llm;
 pub mod logging;
+pub mod power;
 pub mod reviews;
 pub mod routing;
 pub mod safety;

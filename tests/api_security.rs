@@ -42,6 +42,7 @@ async fn engine(dir: &tempfile::TempDir) -> Engine {
         embedders: Arc::new(BuiltInEmbedderOnly),
         clock: None,
         events: Default::default(),
+        host: None,
     };
     Engine::open_with(config, paths, seams).await.unwrap()
 }

@@ -140,6 +140,7 @@ async fn open(dir: &std::path::Path) -> (Engine, Store, broadcast::Receiver<Engi
         embedders: Arc::new(BuiltInEmbedderOnly),
         clock: None,
         events: EventBus::default(),
+        host: None,
     };
     let heard = seams.events.subscribe();
     (

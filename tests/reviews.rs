@@ -221,6 +221,7 @@ async fn fresh_sim_with(mut config: Config, server: ServerReading, decode: Durat
         embedders: Arc::new(lull::routing::BuiltInEmbedderOnly),
         clock: None,
         events: Default::default(),
+        host: None,
     };
     let engine = Engine::open_with(config, paths, seams).await.unwrap();
     let events = engine.events().subscribe();

@@ -407,6 +407,7 @@ mod tests {
             embedders: Arc::new(BuiltInEmbedderOnly),
             clock: None,
             events: Default::default(),
+            host: None,
         };
         let engine = Engine::open_with(config, paths(dir.path()), seams)
             .await

@@ -21,14 +21,16 @@
 mod rhythm;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use crate::config::SchedulerConfig;
+use crate::config::{PowerConfig, SchedulerConfig};
 use crate::llm::StreamPace;
+use crate::power::{self, PowerReading, PowerStatus};
 use crate::server::{ModelStatus, ServerProbe, ServerReading, ServerState};
 
 /// How often a waiting item re-reads a busy, starting or unreachable server.
@@ -43,14 +45,20 @@ const OWN_RELEASE_RECHECK: Duration = Duration::from_millis(250);
 /// the person configured (on the simulator's days, a longer stretch raised the median delay
 /// past the design's 1.25× of Hermes').
 const RHYTHM_MAX_EXTRA: Duration = Duration::from_secs(5);
+/// What the Overview and the tray say between the machine's `PrepareForSleep` and its wake.
+pub const SLEEP_HOLD: &str = "paused: the computer is going to sleep";
 
-/// Milliseconds on the engine's clock: wall time at start plus tokio's monotonic time since.
+/// Milliseconds on the engine's clock: wall time at start plus tokio's monotonic time since,
+/// plus the time the machine slept meanwhile.
 ///
-/// Stored timestamps (enqueue times) use it, so ages advance with a paused test clock too.
-#[derive(Debug, Clone, Copy)]
+/// Stored timestamps (enqueue times, back-offs) use it, so ages advance with a paused test clock
+/// too, and a review's age counts a night the laptop slept (tokio's clock, the OS's monotonic
+/// one, stands still in suspend; the gate adds each sleep it is told of). Clones share the count.
+#[derive(Debug, Clone)]
 pub struct EngineClock {
     origin_ms: i64,
     origin: Instant,
+    slept_ms: Arc<AtomicU64>,
 }
 
 impl EngineClock {
@@ -65,12 +73,23 @@ impl EngineClock {
         EngineClock {
             origin_ms,
             origin: Instant::now(),
+            slept_ms: Arc::default(),
         }
     }
 
     /// Milliseconds since the Unix epoch.
     pub fn now_ms(&self) -> i64 {
-        self.origin_ms + self.origin.elapsed().as_millis() as i64
+        self.origin_ms + self.origin.elapsed().as_millis() as i64 + self.slept().as_millis() as i64
+    }
+
+    /// The time the machine slept since this clock started, as the gate was told.
+    pub fn slept(&self) -> Duration {
+        Duration::from_millis(self.slept_ms.load(Ordering::SeqCst))
+    }
+
+    fn add_slept(&self, slept: Duration) {
+        self.slept_ms
+            .fetch_add(slept.as_millis() as u64, Ordering::SeqCst);
     }
 }
 
@@ -127,6 +146,8 @@ pub struct Wait {
     pub reason: String,
     /// Ask again by then at the latest; `None` means only when something changes.
     pub recheck_at: Option<Instant>,
+    /// The machine holds learning (battery, sleep): a pause, not a wait for a lull.
+    pub held: bool,
 }
 
 /// How long a piece of work is willing to wait for the managed server.
@@ -156,6 +177,8 @@ pub enum Preemption {
     ForeignSlotBusy,
     /// A person asked for other work to run now.
     RunNowRequested,
+    /// The machine is about to sleep.
+    MachineSleeping,
 }
 
 impl std::fmt::Display for Preemption {
@@ -164,6 +187,7 @@ impl std::fmt::Display for Preemption {
             Preemption::TurnStarted => "preempted: a live turn started",
             Preemption::ForeignSlotBusy => "preempted: another client started using the server",
             Preemption::RunNowRequested => "preempted: other work was asked to run now",
+            Preemption::MachineSleeping => "preempted: the computer is going to sleep",
         })
     }
 }
@@ -202,6 +226,9 @@ enum ActivityCause {
     /// Lull (re)started: it has seen nothing yet, and the agent's turn may be live (a crash
     /// does not end it), so the first lull starts a settle window after the start.
     EngineStarted,
+    /// The machine woke: the person may be back at the keyboard, and the server's state is not
+    /// known until it is read again.
+    MachineWoke,
 }
 
 impl Turns {
@@ -266,12 +293,25 @@ impl Turns {
     }
 }
 
+/// What the machine allows: its power, and whether it is going to sleep.
+struct Host {
+    policy: PowerConfig,
+    power: PowerReading,
+    sleeping: bool,
+    /// The machine woke since the server was last read: the next reading skips the probe's
+    /// cache (the state file may be stale, the model unloaded).
+    woke: bool,
+}
+
 /// The GPU gate; share it as `Arc<IdleGate>`.
 pub struct IdleGate {
     timing: GateTiming,
     clock: EngineClock,
     server: Arc<dyn ServerProbe>,
     turns: Mutex<Turns>,
+    host: Mutex<Host>,
+    /// Bumped when the machine is about to sleep, for preemption.
+    sleeps: watch::Sender<u64>,
     /// Bumped on every change that may turn a `Wait` into a `Go` or preempt running work.
     changes: watch::Sender<u64>,
     /// Bumped only when a turn starts, for preemption.
@@ -282,8 +322,14 @@ pub struct IdleGate {
 }
 
 impl IdleGate {
-    /// A gate with no live turns, whose first settle window starts now.
-    pub fn new(timing: GateTiming, clock: EngineClock, server: Arc<dyn ServerProbe>) -> IdleGate {
+    /// A gate with no live turns, whose first settle window starts now, on a machine on AC
+    /// until [`IdleGate::power_changed`] says otherwise.
+    pub fn new(
+        timing: GateTiming,
+        clock: EngineClock,
+        server: Arc<dyn ServerProbe>,
+        policy: PowerConfig,
+    ) -> IdleGate {
         let mut turns = Turns::default();
         turns.record(Instant::now(), ActivityCause::EngineStarted);
         IdleGate {
@@ -291,6 +337,13 @@ impl IdleGate {
             clock,
             server,
             turns: Mutex::new(turns),
+            host: Mutex::new(Host {
+                policy,
+                power: PowerReading::AC,
+                sleeping: false,
+                woke: false,
+            }),
+            sleeps: watch::channel(0).0,
             changes: watch::channel(0).0,
             turn_starts: watch::channel(0).0,
             run_now_requests: watch::channel(0).0,
@@ -300,7 +353,121 @@ impl IdleGate {
 
     /// The engine's clock.
     pub fn clock(&self) -> EngineClock {
-        self.clock
+        self.clock.clone()
+    }
+
+    /// The machine's power changed (or was first read): learning may be held or let go.
+    pub fn power_changed(&self, power: PowerReading) {
+        let changed = {
+            let mut host = self.host.lock().expect("host lock");
+            std::mem::replace(&mut host.power, power) != power
+        };
+        if changed {
+            tracing::info!(?power, "the machine's power changed");
+            self.notify_change();
+        }
+    }
+
+    /// The machine is about to sleep: running learning yields (its permit's
+    /// [`Permit::preempted`] resolves, and non-yielding work is stopped too) and nothing new
+    /// starts until [`IdleGate::machine_resumed`].
+    pub fn machine_sleeping(&self) {
+        self.host.lock().expect("host lock").sleeping = true;
+        self.sleeps.send_modify(|n| *n += 1);
+        self.notify_change();
+    }
+
+    /// The machine woke after `slept`. The engine's clock counts the sleep (a review's age
+    /// does), leases taken before it lapse as if the time had passed, the person's pause before
+    /// it is no pause of their rhythm, the settle window starts again, and the next reading of
+    /// the server is a fresh one.
+    pub fn machine_resumed(&self, slept: Duration) {
+        self.clock.add_slept(slept);
+        {
+            let mut host = self.host.lock().expect("host lock");
+            host.sleeping = false;
+            host.woke = true;
+        }
+        let now = Instant::now();
+        {
+            let mut turns = self.turns.lock().expect("turns lock");
+            for lease in turns.leases.values_mut() {
+                lease.expires = lease.expires.checked_sub(slept).unwrap_or(now);
+            }
+            turns.prune(now);
+            turns.quiet_since = None;
+            turns.record(now, ActivityCause::MachineWoke);
+        }
+        self.notify_change();
+    }
+
+    /// Waits until no learning holds the managed server (the machine may sleep).
+    pub async fn drained(&self) {
+        let _idle = self
+            .managed_slot
+            .acquire()
+            .await
+            .expect("the gate's semaphore is never closed");
+    }
+
+    /// True between [`IdleGate::machine_sleeping`] and [`IdleGate::machine_resumed`].
+    pub fn is_sleeping(&self) -> bool {
+        self.host.lock().expect("host lock").sleeping
+    }
+
+    /// A receiver that sees every [`IdleGate::machine_sleeping`] from now on.
+    pub fn sleeps(&self) -> watch::Receiver<u64> {
+        self.sleeps.subscribe()
+    }
+
+    /// Why the machine holds learning now (sleep, or battery under `[power]`), if it does.
+    pub fn learning_hold(&self) -> Option<String> {
+        let host = self.host.lock().expect("host lock");
+        if host.sleeping {
+            return Some(SLEEP_HOLD.into());
+        }
+        power::learning_hold(&host.power, &host.policy)
+    }
+
+    /// Why training jobs must wait now: a live turn, the machine's sleep, or its battery.
+    pub fn training_hold(&self) -> Option<String> {
+        let live = self.live_turns();
+        if live > 0 {
+            return Some(format!("paused: {live} live turn(s) in progress"));
+        }
+        self.machine_training_hold()
+    }
+
+    fn machine_training_hold(&self) -> Option<String> {
+        let host = self.host.lock().expect("host lock");
+        if host.sleeping {
+            return Some(SLEEP_HOLD.into());
+        }
+        power::training_hold(&host.power, &host.policy)
+    }
+
+    /// The machine as the gate sees it, for the status.
+    pub fn power_status(&self) -> PowerStatus {
+        let (power, sleeping) = {
+            let host = self.host.lock().expect("host lock");
+            (host.power, host.sleeping)
+        };
+        PowerStatus {
+            power,
+            sleeping,
+            learning_held: self.learning_hold(),
+            training_held: self.machine_training_hold(),
+        }
+    }
+
+    /// The server's reading, fresh when the machine woke since the last one.
+    async fn server_reading(&self) -> ServerReading {
+        let woke = std::mem::take(&mut self.host.lock().expect("host lock").woke);
+        if woke {
+            self.server.read_afresh().await
+        } else {
+            self.server.read().await
+        }
     }
 
     /// The managed server's current reading.
@@ -435,6 +602,7 @@ impl IdleGate {
         // Subscribed before assessing: a turn that starts from here on preempts the work.
         let turn_starts = self.turn_starts.subscribe();
         let run_now_requests = self.run_now_requests.subscribe();
+        let sleeps = self.sleeps.subscribe();
         match self.assess(enqueued_at_ms, model, urgency).await {
             Verdict::Wait(wait) => Admission::Wait(wait),
             Verdict::Go(go) => {
@@ -444,6 +612,7 @@ impl IdleGate {
                     _slot: slot,
                     turn_starts,
                     run_now_requests,
+                    sleeps,
                 };
                 Admission::Go(permit, go)
             }
@@ -451,13 +620,22 @@ impl IdleGate {
     }
 
     /// May work enqueued at `enqueued_at_ms` run on the managed server, on `model` (or on its
-    /// first loaded model when `None`)? [`Urgency::Now`] work skips the lull, not the server.
+    /// first loaded model when `None`)? [`Urgency::Now`] work skips the lull, not the server;
+    /// nothing skips the machine's hold (its battery, its sleep), which lifts when the machine
+    /// says so (a [`IdleGate::notify_change`]), so it sets no recheck.
     pub async fn assess(
         &self,
         enqueued_at_ms: i64,
         model: Option<&str>,
         urgency: Urgency,
     ) -> Verdict {
+        if let Some(reason) = self.learning_hold() {
+            return Verdict::Wait(Wait {
+                reason,
+                recheck_at: None,
+                held: true,
+            });
+        }
         let now = Instant::now();
         let age = Duration::from_millis((self.clock.now_ms() - enqueued_at_ms).max(0) as u64);
         let aged = age >= self.timing.max_age;
@@ -494,6 +672,7 @@ impl IdleGate {
                 ActivityCause::ReportedTurn => "the last turn",
                 ActivityCause::BusySlot => "the server was last seen busy (another client)",
                 ActivityCause::EngineStarted => "Lull started",
+                ActivityCause::MachineWoke => "the computer woke",
             };
             let reason = match rhythm {
                 Some(quiet) => format!(
@@ -508,7 +687,7 @@ impl IdleGate {
             return wait(reason, earliest(&[age_deadline, settle_deadline]));
         }
 
-        let reading = self.server.read().await;
+        let reading = self.server_reading().await;
         let recheck = earliest(&[age_deadline, Some(now + SERVER_RECHECK)]);
         match reading.state {
             ServerState::Ready => {}
@@ -608,9 +787,18 @@ pub struct Permit {
     _slot: OwnedSemaphorePermit,
     turn_starts: watch::Receiver<u64>,
     run_now_requests: watch::Receiver<u64>,
+    sleeps: watch::Receiver<u64>,
 }
 
 impl Permit {
+    /// Resolves when the machine is about to sleep: all work stops then, even work that does
+    /// not yield to the person, and is requeued.
+    pub async fn machine_sleeping(&mut self) {
+        if self.sleeps.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
     /// Resolves when deferred work must yield: a turn starts, a slot other than ours is busy,
     /// or other work is asked to run now.
     ///
@@ -633,6 +821,11 @@ impl Permit {
                 changed = self.run_now_requests.changed() => {
                     if changed.is_ok() {
                         return Preemption::RunNowRequested;
+                    }
+                }
+                changed = self.sleeps.changed() => {
+                    if changed.is_ok() {
+                        return Preemption::MachineSleeping;
                     }
                 }
                 _ = pace.stalled() => {
@@ -683,7 +876,11 @@ fn foreign_busy_slots(reading: &ServerReading, model: &str) -> usize {
 }
 
 fn wait(reason: String, recheck_at: Option<Instant>) -> Verdict {
-    Verdict::Wait(Wait { reason, recheck_at })
+    Verdict::Wait(Wait {
+        reason,
+        recheck_at,
+        held: false,
+    })
 }
 
 /// The soonest of `deadlines` that is set.
@@ -731,7 +928,12 @@ mod tests {
             max_age: Duration::from_secs(1800),
             turn_lease: Duration::from_secs(600),
         };
-        Arc::new(IdleGate::new(timing, EngineClock::start(), probe))
+        Arc::new(IdleGate::new(
+            timing,
+            EngineClock::start(),
+            probe,
+            PowerConfig::default(),
+        ))
     }
 
     fn busy_server(busy_slots: usize) -> ServerReading {
@@ -916,5 +1118,195 @@ mod tests {
             gate.assess(now, None, Urgency::Now).await,
             Verdict::Go(_)
         ));
+    }
+
+    /// Issue 27: on battery below the threshold, work waits as a pause (with the reason the
+    /// Overview shows and no timer: the power's change wakes it), whatever its urgency or age;
+    /// AC lets it go without a restart.
+    #[tokio::test(start_paused = true)]
+    async fn the_battery_holds_learning_until_ac_returns() {
+        let gate = gate();
+        tokio::time::advance(Duration::from_secs(16)).await;
+        let mut changes = gate.changed();
+        gate.power_changed(PowerReading::battery(Some(30.0)));
+        assert!(
+            changes.has_changed().unwrap(),
+            "a new power reading wakes waiters"
+        );
+        let long_ago = gate.clock().now_ms() - 3_600_000;
+        for (enqueued_at, urgency) in [
+            (gate.clock().now_ms(), Urgency::Deferred),
+            (long_ago, Urgency::Now),
+        ] {
+            match gate.assess(enqueued_at, None, urgency).await {
+                Verdict::Wait(wait) => {
+                    assert_eq!(
+                        wait.reason,
+                        "paused: on battery (30 %); learning resumes on AC or above 50 %"
+                    );
+                    assert!(wait.held);
+                    assert_eq!(wait.recheck_at, None);
+                }
+                go => panic!("{go:?}"),
+            }
+        }
+        changes.mark_unchanged();
+        gate.power_changed(PowerReading::battery(Some(30.0)));
+        assert!(
+            !changes.has_changed().unwrap(),
+            "the same reading again is no change"
+        );
+        gate.power_changed(PowerReading::battery(Some(75.0)));
+        assert!(matches!(
+            gate.assess(gate.clock().now_ms(), None, Urgency::Deferred)
+                .await,
+            Verdict::Go(_)
+        ));
+        gate.power_changed(PowerReading::battery(Some(20.0)));
+        assert!(gate.power_status().learning_held.is_some());
+        assert!(gate
+            .training_hold()
+            .unwrap()
+            .contains("training resumes on AC"));
+        gate.power_changed(PowerReading::AC);
+        assert_eq!(gate.power_status().learning_held, None);
+        assert!(matches!(
+            gate.assess(gate.clock().now_ms(), None, Urgency::Deferred)
+                .await,
+            Verdict::Go(_)
+        ));
+    }
+
+    /// Issue 27: before the machine sleeps, work running under the permit yields, nothing new
+    /// is admitted (not even work asked for now), and `drained` resolves once the permit is
+    /// back.
+    #[tokio::test(start_paused = true)]
+    async fn the_machines_sleep_preempts_running_work_and_holds_the_rest() {
+        let gate = gate();
+        tokio::time::advance(Duration::from_secs(16)).await;
+        let now = gate.clock().now_ms();
+        let Admission::Go(mut permit, _) = gate.admit(now, None, Urgency::Deferred).await else {
+            panic!("an idle, settled server admits deferred work");
+        };
+        let pace = StreamPace::new();
+        gate.machine_sleeping();
+        assert_eq!(permit.preempted(&pace).await, Preemption::MachineSleeping);
+        let drained = tokio::spawn({
+            let gate = gate.clone();
+            async move { gate.drained().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!drained.is_finished(), "the permit is still held");
+        drop(permit);
+        drained.await.unwrap();
+        match gate.assess(now, None, Urgency::Now).await {
+            Verdict::Wait(wait) => {
+                assert_eq!(wait.reason, SLEEP_HOLD);
+                assert!(wait.held);
+            }
+            go => panic!("{go:?}"),
+        }
+        assert!(gate.is_sleeping());
+        assert_eq!(gate.training_hold().as_deref(), Some(SLEEP_HOLD));
+    }
+
+    /// A probe that counts the readings taken past its cache.
+    struct AfreshCounting {
+        inner: ManualProbe,
+        afresh: std::sync::atomic::AtomicU64,
+    }
+
+    impl ServerProbe for AfreshCounting {
+        fn read(&self) -> crate::server::ReadingFuture<'_> {
+            self.inner.read()
+        }
+
+        fn read_afresh(&self) -> crate::server::ReadingFuture<'_> {
+            self.afresh.fetch_add(1, Ordering::SeqCst);
+            self.inner.read()
+        }
+    }
+
+    /// Issue 27, on a paused clock across a simulated suspend (tokio's clock stands still in a
+    /// suspend, as the OS's monotonic clock does): after a long sleep the lease taken before it
+    /// has lapsed, the engine's clock counts the sleep (so a review queued before it has aged
+    /// out), the settle window starts again for deferred work, the person's pause before the
+    /// sleep is no pause of their rhythm, and the server is read afresh first.
+    #[tokio::test(start_paused = true)]
+    async fn a_long_sleep_lapses_leases_ages_reviews_and_restarts_the_settle_window() {
+        let probe = Arc::new(AfreshCounting {
+            inner: ManualProbe::new(idle_server()),
+            afresh: Default::default(),
+        });
+        let timing = GateTiming {
+            settle: Duration::from_secs(15),
+            settle_after_preemption: Duration::from_secs(60),
+            max_age: Duration::from_secs(1800),
+            turn_lease: Duration::from_secs(600),
+        };
+        let gate = Arc::new(IdleGate::new(
+            timing,
+            EngineClock::start(),
+            probe.clone(),
+            PowerConfig::default(),
+        ));
+        tokio::time::advance(Duration::from_secs(16)).await;
+        let queued_at = gate.clock().now_ms();
+        let _lease = gate.turn_started();
+        let before = gate.clock().now_ms();
+        gate.machine_sleeping();
+        let slept = Duration::from_secs(3 * 3600);
+        gate.machine_resumed(slept);
+        assert!(!gate.is_sleeping());
+        assert_eq!(
+            gate.live_turns(),
+            0,
+            "a 600 s lease taken before a 3 h sleep has lapsed"
+        );
+        assert_eq!(gate.clock().now_ms() - before, slept.as_millis() as i64);
+        assert_eq!(gate.turns.lock().unwrap().quiet_since, None);
+        let fresh = gate.clock().now_ms();
+        match gate.assess(fresh, None, Urgency::Deferred).await {
+            Verdict::Wait(wait) => {
+                assert_eq!(
+                    wait.reason,
+                    "waiting: the settle window after the computer woke"
+                );
+                assert_eq!(wait.recheck_at, Some(Instant::now() + timing.settle));
+            }
+            go => panic!("{go:?}"),
+        }
+        assert_eq!(
+            probe.afresh.load(Ordering::SeqCst),
+            0,
+            "nothing read during the settle window"
+        );
+        match gate.assess(queued_at, None, Urgency::Deferred).await {
+            Verdict::Go(go) => assert!(go.aged, "3 h asleep count towards the 30 min age-out"),
+            wait => panic!("{wait:?}"),
+        }
+        assert_eq!(
+            probe.afresh.load(Ordering::SeqCst),
+            1,
+            "the first reading after the wake is fresh"
+        );
+        gate.assess(queued_at, None, Urgency::Deferred).await;
+        assert_eq!(probe.afresh.load(Ordering::SeqCst), 1, "and only the first");
+    }
+
+    /// A short sleep leaves a lease running: its remaining time is what is left of it.
+    #[tokio::test(start_paused = true)]
+    async fn a_short_sleep_keeps_a_live_turn_live() {
+        let gate = gate();
+        let _lease = gate.turn_started();
+        gate.machine_sleeping();
+        gate.machine_resumed(Duration::from_secs(60));
+        assert_eq!(gate.live_turns(), 1);
+        tokio::time::advance(Duration::from_secs(541)).await;
+        assert_eq!(
+            gate.live_turns(),
+            0,
+            "600 s lease: 60 s asleep and 541 s awake"
+        );
     }
 }

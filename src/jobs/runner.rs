@@ -2,8 +2,10 @@
 //! offers, because training is CPU work on the person's laptop, beside the managed server.
 //!
 //! Between mini-batches the runner checks, in order: a cancel (stop at once, `cancelled`); the
-//! wall clock's grace (stop at once, `interrupted`, `wall_clock_exceeded`); a live turn known to
-//! the gate (wait, and say "paused"). After each round it measures the trained head and the live
+//! wall clock's grace (stop at once, `interrupted`, `wall_clock_exceeded`); a hold of the gate's
+//! (a live turn, the machine going to sleep, or its battery under `[power]`: wait, and say
+//! "paused"). The budget is time awake: a night the laptop slept is not training time. After
+//! each round it measures the trained head and the live
 //! one on the held-out split and commits the checkpoint with its receipts before the round
 //! counts; then it applies the stopping policy. A round that starts after the budget's deadline
 //! does not start: the job is `budget_exhausted` (resumable).
@@ -50,7 +52,7 @@ pub struct Progress {
 pub struct RunControl {
     /// A person asked to stop.
     pub cancel: AtomicBool,
-    /// A live turn holds training.
+    /// The gate holds training (a live turn, sleep, battery).
     pub paused: AtomicBool,
     progress: Mutex<Option<Progress>>,
 }
@@ -239,13 +241,17 @@ fn run(
     })?;
     let deadline = job.deadline_at.unwrap_or(i64::MAX);
     let grace_end = deadline.saturating_add(WALL_CLOCK_GRACE.as_millis() as i64);
+    // The engine's clock counts the machine's sleep; the budget does not.
+    let slept_before = inner.clock.slept();
+    let awake_ms =
+        || inner.clock.now_ms() - (inner.clock.slept() - slept_before).as_millis() as i64;
     let started = Instant::now();
     let rounds_before = job.rounds_completed;
     for round in job.rounds_completed + 1..=job.stopping.max_rounds {
         if inner.halted.load(Ordering::SeqCst) {
             return Ok(End::Abandoned);
         }
-        if inner.clock.now_ms() >= deadline {
+        if awake_ms() >= deadline {
             return Ok(End::Stopped(
                 JobStatus::BudgetExhausted,
                 "wall_clock_budget",
@@ -264,11 +270,11 @@ fn run(
                     stopped_by = Some(End::Stopped(JobStatus::Cancelled, "cancelled"));
                     return Control::Stop;
                 }
-                if inner.clock.now_ms() > grace_end {
+                if awake_ms() > grace_end {
                     stopped_by = Some(End::Stopped(JobStatus::Interrupted, "wall_clock_exceeded"));
                     return Control::Stop;
                 }
-                while inner.gate.live_turns() > 0
+                while inner.gate.training_hold().is_some()
                     && !control.cancel.load(Ordering::SeqCst)
                     && !inner.halted.load(Ordering::SeqCst)
                 {

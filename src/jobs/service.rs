@@ -37,6 +37,8 @@ pub const MAX_WALL_CLOCK_S: u64 = 24 * 3600;
 /// How long `cancel`, `resume` and `shutdown` wait for a runner to record its job's end and let
 /// go of it.
 const RUNNER_EXIT_WAIT: Duration = Duration::from_secs(2);
+/// How often the machine's sleep looks whether running jobs have paused.
+const SLEEP_PAUSE_POLL: Duration = Duration::from_millis(50);
 
 /// What a person sees of a job (`GET /v1/jobs/{id}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -147,6 +149,31 @@ impl JobService {
                 runs: Mutex::default(),
                 halted: AtomicBool::new(false),
             }),
+        }
+    }
+
+    /// Waits (at most `within`) until every running job has paused at a mini-batch, the gate
+    /// holding training while the machine sleeps: the checkpoint of a round cut by the sleep
+    /// stays the last one committed, and the round goes on after the wake.
+    pub async fn paused_for_sleep(&self, within: Duration) {
+        let controls: Vec<Arc<RunControl>> = self
+            .inner
+            .runs
+            .lock()
+            .expect("runs lock")
+            .values()
+            .cloned()
+            .collect();
+        let all_paused = async {
+            while !controls
+                .iter()
+                .all(|control| control.paused.load(Ordering::SeqCst))
+            {
+                tokio::time::sleep(SLEEP_PAUSE_POLL).await;
+            }
+        };
+        if tokio::time::timeout(within, all_paused).await.is_err() {
+            tracing::warn!("a training job did not pause before the machine slept");
         }
     }
 

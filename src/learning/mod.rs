@@ -38,7 +38,7 @@ use ts_rs::TS;
 
 use crate::config::{DeferMode, ReviewsConfig};
 use crate::events::{EngineEvent, EventBus};
-use crate::gate::{earliest, Admission, IdleGate, Permit, Urgency};
+use crate::gate::{earliest, Admission, IdleGate, Permit, Preemption, Urgency};
 use crate::llm::{ChatEndpoint, StreamPace};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
@@ -95,7 +95,7 @@ pub struct Activity {
 pub enum ActivityState {
     /// Nothing to do.
     Idle,
-    /// Learning is paused.
+    /// Learning is paused: by the person, or by the machine (on battery, going to sleep).
     Paused,
     /// Work is due but waits (for a lull, the server, a model or a back-off).
     Waiting,
@@ -268,9 +268,19 @@ impl<K: WorkKind> AnyKind for K {
         gate: Arc<IdleGate>,
     ) -> BoxFuture<'static, Option<BoxFuture<'static, ()>>> {
         Box::pin(async move {
+            let mut sleeps = gate.sleeps();
             let item = self.claim(&id).await?;
             let run: BoxFuture<'static, ()> = Box::pin(async move {
-                let result = self.execute(&item, &endpoint, None).await;
+                // Not the managed server's, but a request cut by the machine's sleep would fail
+                // and count against the item: it is requeued instead.
+                let result = tokio::select! {
+                    result = self.execute(&item, &endpoint, None) => result,
+                    Ok(()) = sleeps.changed() => {
+                        self.requeue(&item, Preemption::MachineSleeping.to_string()).await;
+                        gate.notify_change();
+                        return;
+                    }
+                };
                 self.finish(&item, result).await;
                 gate.notify_change();
             });
@@ -316,7 +326,8 @@ impl ManagedRun<'_> {
                 }
             }
         } else {
-            // Runs to the end; a run-now request meanwhile waits for it, and the Overview says so.
+            // Runs to the end, unless the machine sleeps; a run-now request meanwhile waits for
+            // it, and the Overview says so.
             let mut run_now_requests = dispatcher.gate.run_now_requests();
             loop {
                 tokio::select! {
@@ -325,6 +336,11 @@ impl ManagedRun<'_> {
                         ActivityState::Running,
                         Some(format!("{doing}; the work asked to run now starts when it ends")),
                     ),
+                    () = self.permit.machine_sleeping() => {
+                        kind.requeue(&item, Preemption::MachineSleeping.to_string()).await;
+                        dispatcher.gate.notify_change();
+                        return;
+                    }
                 }
             }
         };
@@ -432,6 +448,11 @@ impl Dispatcher {
             self.set_activity(ActivityState::Paused, Some("learning is paused".into()));
             return Ok(Step::Wait(None));
         }
+        if self.gate.is_sleeping() {
+            // Nothing starts, on any endpoint; the wake is a change that looks again.
+            self.set_activity(ActivityState::Paused, Some(crate::gate::SLEEP_HOLD.into()));
+            return Ok(Step::Wait(None));
+        }
         let now = self.gate.clock().now_ms();
         let kinds = self.kinds.clone();
         let (mut due, retry_at_ms) = self
@@ -496,7 +517,12 @@ impl Dispatcher {
             .await
         {
             Admission::Wait(wait) => {
-                self.set_activity(ActivityState::Waiting, Some(wait.reason));
+                let state = if wait.held {
+                    ActivityState::Paused
+                } else {
+                    ActivityState::Waiting
+                };
+                self.set_activity(state, Some(wait.reason));
                 Ok(Step::Wait(earliest(&[wait.recheck_at, retry_at])))
             }
             Admission::Go(permit, go) => {

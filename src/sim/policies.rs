@@ -306,7 +306,7 @@ impl Production {
     ) -> Result<Production, SimError> {
         let store = Store::open_in_memory().map_err(crate::EngineError::from)?;
         let clock = EngineClock::starting_at(DAY_STARTS_AT_MS);
-        let engine = open_engine(&server, 0, &store, &config, &paths, clock).await?;
+        let engine = open_engine(&server, 0, &store, &config, &paths, clock.clone()).await?;
         // The day begins with Lull long up, past the settle window every start opens with;
         // restarts within the day pay it (an agent's turn does not end because Lull stopped).
         tokio::time::sleep(Duration::from_secs(config.scheduler.settle_s)).await;
@@ -343,6 +343,7 @@ async fn open_engine(
         embedders: Arc::new(crate::routing::BuiltInEmbedderOnly),
         clock: Some(clock),
         events: Default::default(),
+        host: None,
     };
     Ok(Engine::open_with(config.clone(), paths.clone(), seams).await?)
 }
@@ -389,7 +390,7 @@ impl Learner for Production {
             &self.store,
             &self.config,
             &self.paths,
-            self.clock,
+            self.clock.clone(),
         )
         .await?;
         Ok(())

@@ -44,6 +44,7 @@ pub async fn offline_engine(dir: &Path) -> (Engine, Store) {
         embedders: Arc::new(BuiltInEmbedderOnly),
         clock: None,
         events: Default::default(),
+        host: None,
     };
     let engine = Engine::open_with(config, paths, seams).await.unwrap();
     (engine, store)
