@@ -229,6 +229,28 @@ pub struct Seams {
     pub host: Option<HostSources>,
 }
 
+impl Seams {
+    /// The seams of production: the managed server watched through the supervisor's state
+    /// file, the HTTP LLM client, the data folder's database, and this machine's power and
+    /// sleep. A test that wants production but one part replaces that field.
+    pub async fn for_this_machine(config: &Config, events: EventBus) -> Result<Seams, EngineError> {
+        let monitor = ServerMonitor::start(MonitorConfig::new(config.state_file()))
+            .await
+            .map_err(|err| EngineError::Startup(err.to_string()))?;
+        let server_changes = Some(monitor.subscribe());
+        Ok(Seams {
+            server: Arc::new(monitor),
+            server_changes,
+            llm: Arc::new(HttpLlmClient::default()),
+            store: None,
+            embedders: Arc::new(crate::routing::ServerEmbedderSource),
+            clock: None,
+            events,
+            host: Some(HostSources::this_machine()),
+        })
+    }
+}
+
 /// A review as an agent submits it.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -260,20 +282,7 @@ impl Engine {
         paths: Paths,
         events: EventBus,
     ) -> Result<Engine, EngineError> {
-        let monitor = ServerMonitor::start(MonitorConfig::new(config.state_file()))
-            .await
-            .map_err(|err| EngineError::Startup(err.to_string()))?;
-        let server_changes = Some(monitor.subscribe());
-        let seams = Seams {
-            server: Arc::new(monitor),
-            server_changes,
-            llm: Arc::new(HttpLlmClient::default()),
-            store: None,
-            embedders: Arc::new(crate::routing::ServerEmbedderSource),
-            clock: None,
-            events,
-            host: Some(HostSources::this_machine()),
-        };
+        let seams = Seams::for_this_machine(&config, events).await?;
         Engine::open_with(config, paths, seams).await
     }
 

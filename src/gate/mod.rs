@@ -667,7 +667,10 @@ impl IdleGate {
                 earliest(&[age_deadline, next_lapse]),
             );
         }
-        if deferred && settle_deadline.is_some() {
+        // After a wake even aged work waits out the settle window: a night asleep ages every
+        // queued review past `max_age`, and the person opening the lid is the moment to be quiet.
+        let woke = cause == ActivityCause::MachineWoke && urgency == Urgency::Deferred;
+        if (deferred || woke) && settle_deadline.is_some() {
             let after = match cause {
                 ActivityCause::ReportedTurn => "the last turn",
                 ActivityCause::BusySlot => "the server was last seen busy (another client)",
@@ -1230,7 +1233,7 @@ mod tests {
     /// Issue 27, on a paused clock across a simulated suspend (tokio's clock stands still in a
     /// suspend, as the OS's monotonic clock does): after a long sleep the lease taken before it
     /// has lapsed, the engine's clock counts the sleep (so a review queued before it has aged
-    /// out), the settle window starts again for deferred work, the person's pause before the
+    /// out), the settle window starts again for deferred work, aged or not, the person's pause before the
     /// sleep is no pause of their rhythm, and the server is read afresh first.
     #[tokio::test(start_paused = true)]
     async fn a_long_sleep_lapses_leases_ages_reviews_and_restarts_the_settle_window() {
@@ -1281,6 +1284,14 @@ mod tests {
             0,
             "nothing read during the settle window"
         );
+        assert!(
+            matches!(
+                gate.assess(queued_at, None, Urgency::Deferred).await,
+                Verdict::Wait(_)
+            ),
+            "even aged work waits out the settle window after a wake"
+        );
+        tokio::time::advance(timing.settle).await;
         match gate.assess(queued_at, None, Urgency::Deferred).await {
             Verdict::Go(go) => assert!(go.aged, "3 h asleep count towards the 30 min age-out"),
             wait => panic!("{wait:?}"),
