@@ -842,6 +842,16 @@ async fn forward_server_changes(
     }
 }
 
+/// The machine's sleep, as training jobs answer it: they pause at their next mini-batch (the
+/// gate requeues learning itself).
+struct SleepingJobs(JobService);
+
+impl SleepHandler for SleepingJobs {
+    fn sleeping(&self, within: Duration) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(self.0.paused_for_sleep(within))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -886,15 +896,5 @@ mod tests {
             "the last guard gone, polling stops"
         );
         engine.shutdown().await;
-    }
-}
-
-/// The machine's sleep, as training jobs answer it: they pause at their next mini-batch (the
-/// gate requeues learning itself).
-struct SleepingJobs(JobService);
-
-impl SleepHandler for SleepingJobs {
-    fn sleeping(&self, within: Duration) -> futures_util::future::BoxFuture<'_, ()> {
-        Box::pin(self.0.paused_for_sleep(within))
     }
 }

@@ -28,6 +28,7 @@ use lull::jobs::records::{
 use lull::jobs::runner::Progress;
 use lull::jobs::service::{ArtifactView, DatasetView, JobView};
 use lull::learning::{Activity, ActivityState};
+use lull::power::{PowerReading, PowerSource, PowerStatus};
 use lull::reviews::{Decision, Review, ReviewStatus};
 use lull::routing::{EmbedderKind, EmbedderStatus, RoutingStatus, SavedHead};
 use lull::safety::Risk;
@@ -87,7 +88,7 @@ fn rendered() -> String {
         "Status (`GET /v1/status`)": [
             Status, DeferMode, QueueCounts, DraftCounts, JobCounts, ServerReading, ServerState,
             ModelReading, ModelStatus, Activity, ActivityState, RoutingStatus, EmbedderStatus,
-            EmbedderKind, SkippedSkill, SavedHead,
+            EmbedderKind, SkippedSkill, SavedHead, PowerStatus, PowerReading, PowerSource,
         ],
         "Settings (`GET/PATCH /v1/settings`)": [Settings, SettingsPatch],
         "Reviews (`/v1/reviews`)": [ReviewList, Review, ReviewStatus, ReviewAccepted, Decision],

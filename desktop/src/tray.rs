@@ -47,7 +47,7 @@ pub enum TrayLook {
     Idle,
     /// Learning work is running.
     Learning,
-    /// The person paused learning.
+    /// The person paused learning, or the machine holds it (on battery, going to sleep).
     Paused,
     /// Drafts are waiting for review.
     Attention,
@@ -90,7 +90,9 @@ impl TrayLook {
         }
     }
 
-    /// The look for the engine's state: paused, then learning, then drafts waiting, else idle.
+    /// The look for the engine's state: paused, then learning, then drafts waiting (a call to
+    /// act outranks the machine's hold, which lifts by itself), then held by the machine, else
+    /// idle.
     pub fn for_facts(facts: &TrayFacts) -> TrayLook {
         if facts.paused {
             TrayLook::Paused
@@ -98,6 +100,8 @@ impl TrayLook {
             TrayLook::Learning
         } else if facts.drafts_waiting > 0 {
             TrayLook::Attention
+        } else if facts.machine_hold.is_some() {
+            TrayLook::Paused
         } else {
             TrayLook::Idle
         }
@@ -156,6 +160,8 @@ pub struct TrayFacts {
     pub running_jobs: u64,
     /// Drafts waiting for a person: see [`drafts_waiting`].
     pub drafts_waiting: u64,
+    /// Why the machine holds learning ("paused: on battery (34 %); …"), if it does.
+    pub machine_hold: Option<String>,
 }
 
 impl From<&Status> for TrayFacts {
@@ -167,6 +173,7 @@ impl From<&Status> for TrayFacts {
             running_reviews: status.queue.running,
             running_jobs: status.jobs.running,
             drafts_waiting: drafts_waiting(&status.drafts),
+            machine_hold: status.power.learning_held.clone(),
         }
     }
 }
@@ -201,9 +208,14 @@ impl TrayModel {
     /// The tray for a running engine.
     pub fn for_facts(facts: &TrayFacts) -> TrayModel {
         let look = TrayLook::for_facts(facts);
+        let tooltip = match &facts.machine_hold {
+            Some(hold) if look == TrayLook::Paused && !facts.paused => format!("Lull: {hold}"),
+            Some(hold) if look != TrayLook::Paused => format!("{} · {hold}", look.tooltip()),
+            _ => look.tooltip().to_owned(),
+        };
         TrayModel {
             look,
-            tooltip: look.tooltip().to_owned(),
+            tooltip,
             drafts_label: format!(
                 "{} waiting for review…",
                 plural(facts.drafts_waiting, "draft")
@@ -478,6 +490,42 @@ mod tests {
             ..facts(0, 0, 0, false)
         };
         check(job, TrayLook::Learning);
+    }
+
+    /// Issue 27: the machine's hold shows as the paused look with its reason, unless drafts
+    /// wait or work still runs; the person's own pause item stays unchecked.
+    #[test]
+    fn the_machines_hold_is_a_pause_with_its_reason() {
+        let hold = "paused: on battery (34 %); learning resumes on AC or above 50 %";
+        let held = TrayFacts {
+            machine_hold: Some(hold.into()),
+            ..facts(2, 0, 0, false)
+        };
+        let model = TrayModel::for_facts(&held);
+        assert_eq!(model.look, TrayLook::Paused);
+        assert_eq!(
+            model.tooltip,
+            "Lull: paused: on battery (34 %); learning resumes on AC or above 50 %"
+        );
+        assert!(!model.pause_checked);
+        let drafts = TrayFacts {
+            drafts_waiting: 1,
+            ..held.clone()
+        };
+        let model = TrayModel::for_facts(&drafts);
+        assert_eq!(model.look, TrayLook::Attention);
+        assert_eq!(
+            model.tooltip,
+            format!("Lull: drafts waiting for review · {hold}")
+        );
+        let person = TrayFacts {
+            paused: true,
+            ..held
+        };
+        assert_eq!(
+            TrayModel::for_facts(&person).tooltip,
+            "Lull: learning paused"
+        );
     }
 
     #[test]

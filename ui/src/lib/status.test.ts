@@ -10,7 +10,7 @@ import {
   type ModelReading,
   type Status,
 } from "./status";
-import { ROUTING } from "../test/fixtures";
+import { ON_AC, ROUTING } from "../test/fixtures";
 
 const loaded = (id: string, busy_slots = 0): ModelReading => ({ id, status: "loaded", busy_slots });
 
@@ -27,6 +27,7 @@ function status(patch: Partial<Status> = {}, server: Partial<Status["server"]> =
     learning: { state: "idle", reason: null },
     live_turns: 0,
     routing: ROUTING,
+    power: ON_AC,
     ...patch,
     server: {
       state: "ready",
@@ -113,6 +114,26 @@ describe("activitySentence", () => {
     expect(activitySentence(running)).toBe("Learning: reviewing session agent-7.");
     const counted = status({ queue: { queued: 0, running: 1 }, jobs: { running: 2 } });
     expect(activitySentence(counted)).toBe("Learning: reviewing 1 conversation and running 2 training jobs.");
+  });
+
+  it("says what the machine holds and that it lifts by itself, not how to resume", () => {
+    const held = "paused: on battery (34 %); learning resumes on AC or above 50 %";
+    const power = { ...ON_AC, power: { source: "battery" as const, percent: 34 }, learning_held: held };
+    expect(activitySentence(status({ power, queue: { queued: 2, running: 0 }, learning: { state: "paused", reason: held } }))).toBe(
+      "Paused: on battery (34 %); learning resumes on AC or above 50 %. 2 reviews queued; none will be lost.",
+    );
+    const asleep = { ...ON_AC, sleeping: true, learning_held: "paused: the computer is going to sleep" };
+    expect(activitySentence(status({ power: asleep, learning: { state: "paused", reason: "paused: the computer is going to sleep" } }))).toBe(
+      "Paused: the computer is going to sleep.",
+    );
+    expect(describeStatus(status({ power }))).toEqual([
+      "Idle: nothing to learn right now.",
+      "Paused: on battery (34 %); learning resumes on AC or above 50 %.",
+    ]);
+    const training = { ...ON_AC, training_held: "paused: on battery (34 %); training resumes on AC (power.jobs_on_battery = false)" };
+    expect(describeStatus(status({ power: training, jobs: { running: 1 } }))).toContain(
+      "Training is paused: on battery (34 %); training resumes on AC (power.jobs_on_battery = false).",
+    );
   });
 
   it("puts pause first", () => {

@@ -67,6 +67,13 @@ export function engineSentence(reason: string): string {
 /** What the engine is doing now, as one sentence: the Overview's headline. */
 export function activitySentence(status: Status): string {
   const { queue, jobs, learning } = status;
+  const queued = `${capitalize(count(queue.queued, "review"))} queued; none will be lost.`;
+  const held = status.power.learning_held;
+  if (!status.paused && learning.state === "paused" && held) {
+    // The machine holds learning (its battery, its sleep): it lifts by itself.
+    const sentence = engineSentence(learning.reason ?? held);
+    return queue.queued > 0 ? `${sentence} ${queued}` : sentence;
+  }
   if (status.paused || learning.state === "paused") {
     return "Paused: learning is on hold until you resume it in Settings or from the tray menu.";
   }
@@ -80,7 +87,6 @@ export function activitySentence(status: Status): string {
     return `Learning: ${parts.join(" and ")}.`;
   }
   if (queue.queued === 0) return "Idle: nothing to learn right now.";
-  const queued = `${capitalize(count(queue.queued, "review"))} queued; none will be lost.`;
   if (learning.state === "waiting" && learning.reason) {
     return `${engineSentence(learning.reason)} ${queued}`;
   }
@@ -118,6 +124,13 @@ export function serverSentence(server: ServerReading): string {
 /** Every sentence the Overview's "now" card shows for a status, the most important first. */
 export function describeStatus(status: Status): string[] {
   const sentences = [activitySentence(status)];
+  const { learning_held, training_held } = status.power;
+  if (learning_held && status.learning.state !== "paused" && !status.paused) {
+    sentences.push(engineSentence(learning_held));
+  }
+  if (training_held && status.jobs.running > 0) {
+    sentences.push(`Training is ${training_held.replace(/\.+$/, "")}.`);
+  }
   const turns = status.live_turns;
   if (turns > 0) {
     sentences.push(`Your agent reports ${count(turns, "live turn")}: learning on the managed server yields to it.`);

@@ -11,6 +11,14 @@ import type { Status } from "../lib/status";
 
 export const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
 
+/** The machine on AC, awake: nothing of its own holds learning. */
+export const ON_AC: Status["power"] = {
+  power: { source: "ac", percent: null },
+  sleeping: false,
+  learning_held: null,
+  training_held: null,
+};
+
 /** A fresh routing head, still warming up, ranking three skills with the built-in embedder. */
 export const ROUTING: RoutingStatus = {
   embedder: { name: "hashed-ngrams-v1", kind: "hashed", dim: 256, fallback_reason: "the managed server serves no embeddings" },
@@ -51,6 +59,7 @@ export function busyStatus(patch: Partial<Status> = {}): Status {
     drafts: { review_pending: 2, blocked: 0 },
     jobs: { running: 0 },
     routing: ROUTING,
+    power: ON_AC,
     ...patch,
   };
 }

@@ -22,6 +22,19 @@ describe("Overview", () => {
     expect(within(row).getAllByRole("cell").map((cell) => cell.textContent)).toEqual(["qwen3-8b", "loaded", "1"]);
   });
 
+  it("says the battery holds learning, as a pause that lifts on AC", () => {
+    const held = "paused: on battery (34 %); learning resumes on AC or above 50 %";
+    render(Overview, {
+      status: busyStatus({
+        learning: { state: "paused", reason: held },
+        power: { power: { source: "battery", percent: 34 }, sleeping: false, learning_held: held, training_held: null },
+      }),
+    });
+    const now = screen.getByRole("status");
+    expect(now).toHaveTextContent("Paused: on battery (34 %); learning resumes on AC or above 50 %. 3 reviews queued; none will be lost.");
+    expect(now).not.toHaveTextContent("resume it in Settings");
+  });
+
   it("says why the server is not ready, in the engine's words", () => {
     const absent = busyStatus({
       server: { state: "absent", base_url: null, models: [], idle: false, reason: "no managed server: /h/server.json does not exist" },

@@ -42,7 +42,9 @@ export type Status = {
   /** Drafts waiting for a person. */
   drafts: DraftCounts,
   /** Training jobs. */
-  jobs: JobCounts, };
+  jobs: JobCounts,
+  /** The machine's power and sleep, and what they hold. */
+  power: PowerStatus, };
 
 /** Whether learning bound for the managed server waits for a lull. */
 export type DeferMode = "auto" | "never";
@@ -187,6 +189,27 @@ export type SavedHead = {
   update_count: number,
   /** When it was last saved (unix ms). */
   updated_at: number, };
+
+/** The machine as the engine's status shows it. */
+export type PowerStatus = {
+  /** The last power reading. */
+  power: PowerReading,
+  /** The machine is going to sleep (between logind's `PrepareForSleep` and the wake). */
+  sleeping: boolean,
+  /** Why the machine holds learning now ("paused: on battery (34 %); …"), if it does. */
+  learning_held: string | null,
+  /** Why it holds training jobs now, if it does. */
+  training_held: string | null, };
+
+/** The machine's power as last read. */
+export type PowerReading = {
+  /** AC or battery. */
+  source: PowerSource,
+  /** The battery's charge (0–100), when the machine has one and says. */
+  percent: number | null, };
+
+/** Where the machine's power comes from. */
+export type PowerSource = "ac" | "battery";
 
 // Settings (`GET/PATCH /v1/settings`)
 
