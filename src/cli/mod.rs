@@ -22,6 +22,7 @@ use lull::drafts::records::DraftStatus;
 use lull::drafts::service::{DraftView, Origin, RolledBack};
 use lull::jobs::records::{JobKind, RoundMetrics, Stopping};
 use lull::jobs::service::JobView;
+use lull::power::PowerSource;
 use lull::settings::Settings;
 use lull::{Config, Engine, Paths, Status};
 
@@ -879,6 +880,29 @@ fn render_status(status: &Status) -> String {
         "reviews:          {} queued, {} running\ndrafts:           {} waiting for review\njobs:             {} running\n",
         status.queue.queued, status.queue.running, status.drafts.review_pending, status.jobs.running,
     );
+    let power = &status.power;
+    text += &format!(
+        "power:            {}{}
+",
+        match (power.power.source, power.power.percent) {
+            (PowerSource::Ac, _) => "AC".to_string(),
+            (PowerSource::Battery, Some(percent)) => format!("battery, {percent:.0} %"),
+            (PowerSource::Battery, None) => "battery".to_string(),
+        },
+        if power.sleeping {
+            ", going to sleep"
+        } else {
+            ""
+        },
+    );
+    for (what, held) in [
+        ("learning", &power.learning_held),
+        ("training", &power.training_held),
+    ] {
+        if let Some(held) = held {
+            text += &format!("  {what} {}\n", shown(held));
+        }
+    }
     text
 }
 

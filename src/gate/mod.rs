@@ -297,6 +297,8 @@ impl Turns {
 struct Host {
     policy: PowerConfig,
     power: PowerReading,
+    /// Why the machine throttles to cool down, while it does.
+    throttling: Option<String>,
     sleeping: bool,
     /// The machine woke since the server was last read: the next reading skips the probe's
     /// cache (the state file may be stale, the model unloaded).
@@ -340,6 +342,7 @@ impl IdleGate {
             host: Mutex::new(Host {
                 policy,
                 power: PowerReading::AC,
+                throttling: None,
                 sleeping: false,
                 woke: false,
             }),
@@ -364,6 +367,20 @@ impl IdleGate {
         };
         if changed {
             tracing::info!(?power, "the machine's power changed");
+            self.notify_change();
+        }
+    }
+
+    /// The machine started or stopped throttling to cool down (`Some` says why): new learning
+    /// waits while it does; running work goes on.
+    pub fn heat_changed(&self, throttling: Option<String>) {
+        let changed = {
+            let mut host = self.host.lock().expect("host lock");
+            let was = std::mem::replace(&mut host.throttling, throttling);
+            was.is_some() != host.throttling.is_some()
+        };
+        if changed {
+            tracing::info!("the machine's throttling changed");
             self.notify_change();
         }
     }
@@ -426,7 +443,7 @@ impl IdleGate {
         if host.sleeping {
             return Some(SLEEP_HOLD.into());
         }
-        power::learning_hold(&host.power, &host.policy)
+        power::learning_hold(&host.power, &host.policy).or_else(|| host.throttling.clone())
     }
 
     /// Why training jobs must wait now: a live turn, the machine's sleep, or its battery.
@@ -443,7 +460,7 @@ impl IdleGate {
         if host.sleeping {
             return Some(SLEEP_HOLD.into());
         }
-        power::training_hold(&host.power, &host.policy)
+        power::training_hold(&host.power, &host.policy).or_else(|| host.throttling.clone())
     }
 
     /// The machine as the gate sees it, for the status.
@@ -1173,6 +1190,39 @@ mod tests {
             .contains("training resumes on AC"));
         gate.power_changed(PowerReading::AC);
         assert_eq!(gate.power_status().learning_held, None);
+        assert!(matches!(
+            gate.assess(gate.clock().now_ms(), None, Urgency::Deferred)
+                .await,
+            Verdict::Go(_)
+        ));
+    }
+
+    /// Issue 27: while the machine throttles, new learning and training wait, saying why.
+    #[tokio::test(start_paused = true)]
+    async fn a_throttling_machine_holds_new_learning_until_it_cools() {
+        let gate = gate();
+        tokio::time::advance(Duration::from_secs(16)).await;
+        let hot =
+            "paused: the machine is throttling to cool down (x86_pkg_temp at 96 °C, from 95 °C)";
+        let mut changes = gate.changed();
+        gate.heat_changed(Some(hot.into()));
+        assert!(changes.has_changed().unwrap());
+        match gate
+            .assess(gate.clock().now_ms(), None, Urgency::Deferred)
+            .await
+        {
+            Verdict::Wait(wait) => assert_eq!((wait.reason.as_str(), wait.held), (hot, true)),
+            go => panic!("{go:?}"),
+        }
+        assert_eq!(gate.training_hold().as_deref(), Some(hot));
+        changes.mark_unchanged();
+        gate.heat_changed(Some(hot.replace("96", "97")));
+        assert!(
+            !changes.has_changed().unwrap(),
+            "a degree warmer is no change of the hold"
+        );
+        gate.heat_changed(None);
+        assert!(changes.has_changed().unwrap());
         assert!(matches!(
             gate.assess(gate.clock().now_ms(), None, Urgency::Deferred)
                 .await,

@@ -8,6 +8,8 @@
 //!   display device's `Percentage`, followed by their change signals; without UPower,
 //!   `/sys/class/power_supply` (`supply.rs`), read again every [`SUPPLY_POLL`]; with neither,
 //!   "on AC", as a desktop is.
+//! - **heat** (`thermal.rs`): a thermal zone past its passive trip point holds new learning
+//!   until it cools, read every [`THERMAL_POLL`] where the platform has such a trip point.
 //! - **sleep** (`logind.rs`): a logind *delay* inhibitor is held while Lull runs; on
 //!   `PrepareForSleep(true)` the gate stops running work (requeued) and holds new work, jobs
 //!   pause at their next mini-batch, and then the inhibitor is let go; on `PrepareForSleep(false)`
@@ -21,6 +23,7 @@
 
 mod logind;
 mod supply;
+mod thermal;
 mod upower;
 
 use std::path::PathBuf;
@@ -35,6 +38,7 @@ use crate::config::{BatteryLearning, PowerConfig};
 use crate::gate::IdleGate;
 
 pub use supply::read_power_supply;
+pub use thermal::{throttling, THERMAL_POLL};
 
 /// How often `/sys/class/power_supply` is read again when UPower (which signals changes) is not
 /// there: the kernel's files have no change notification `inotify` sees.
@@ -135,7 +139,8 @@ pub struct PowerStatus {
     pub power: PowerReading,
     /// The machine is going to sleep (between logind's `PrepareForSleep` and the wake).
     pub sleeping: bool,
-    /// Why the machine holds learning now ("paused: on battery (34 %); …"), if it does.
+    /// Why the machine holds learning now ("paused: on battery (34 %); …", its sleep, its heat),
+    /// if it does.
     pub learning_held: Option<String>,
     /// Why it holds training jobs now, if it does.
     pub training_held: Option<String>,
@@ -196,6 +201,8 @@ pub struct HostSources {
     pub bus_address: Option<String>,
     /// The kernel's power-supply folder, read when UPower is not on the bus.
     pub power_supply_dir: PathBuf,
+    /// The kernel's thermal zones.
+    pub thermal_dir: PathBuf,
     /// How long the machine slept.
     pub suspend_clock: Arc<dyn SuspendClock>,
 }
@@ -206,6 +213,7 @@ impl HostSources {
         HostSources {
             bus_address: None,
             power_supply_dir: PathBuf::from("/sys/class/power_supply"),
+            thermal_dir: PathBuf::from("/sys/class/thermal"),
             suspend_clock: Arc::new(BootClock),
         }
     }
@@ -228,6 +236,10 @@ pub async fn watch_host(
     handler: Arc<dyn SleepHandler>,
     shutdown: watch::Receiver<bool>,
 ) {
+    let heat = {
+        let (gate, dir, shutdown) = (gate.clone(), sources.thermal_dir.clone(), shutdown.clone());
+        tokio::spawn(async move { thermal::follow(&dir, &gate, shutdown).await })
+    };
     let bus = connect(sources.bus_address.as_deref()).await;
     let power = {
         let (gate, bus, dir, shutdown) = (
@@ -249,7 +261,7 @@ pub async fn watch_host(
     if let Some(bus) = bus {
         logind::follow(&bus, sources.suspend_clock, &gate, handler, shutdown).await;
     }
-    let _ = power.await;
+    let _ = tokio::join!(power, heat);
 }
 
 async fn connect(address: Option<&str>) -> Option<zbus::Connection> {

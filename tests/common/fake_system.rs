@@ -238,6 +238,7 @@ impl FakeSystem {
         HostSources {
             bus_address: Some(self.bus.address.clone()),
             power_supply_dir: "/nonexistent/power_supply".into(),
+            thermal_dir: "/nonexistent/thermal".into(),
             suspend_clock,
         }
     }
