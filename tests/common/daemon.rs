@@ -28,7 +28,10 @@ pub fn serve_command(data: &Path, state_file: &Path) -> Command {
         .arg(data.join("none.toml"))
         .env("LULL_API_LISTEN", "127.0.0.1:0")
         .env("LULL_SERVER_STATE_FILE", state_file)
-        .env("LULL_SCHEDULER_SETTLE_S", "0");
+        .env("LULL_SCHEDULER_SETTLE_S", "0")
+        // A developer's laptop on battery must not hold the tests' learning.
+        .env("LULL_POWER_ON_BATTERY", "always")
+        .env("LULL_POWER_JOBS_ON_BATTERY", "true");
     command
 }
 
