@@ -196,7 +196,10 @@ export type PowerStatus = {
   power: PowerReading,
   /** The machine is going to sleep (between logind's `PrepareForSleep` and the wake). */
   sleeping: boolean,
-  /** Why the machine holds learning now ("paused: on battery (34 %); …"), if it does. */
+  /**
+   * Why the machine holds learning now ("paused: on battery (34 %); …", its sleep, its heat),
+   * if it does.
+   */
   learning_held: string | null,
   /** Why it holds training jobs now, if it does. */
   training_held: string | null, };
