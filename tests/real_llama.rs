@@ -129,6 +129,10 @@ async fn engine_on_ready_server(dir: &Path, state_file: &Path) -> (Engine, Serve
     config.server.state_file = state_file.to_path_buf();
     config.scheduler.settle_s = 1;
     config.scheduler.settle_after_preemption_s = 1;
+    // A 135M model gets a synthesis wrong often (a loop, or a stream of numbers until the
+    // context ends): more retries than the default 3, so the loop's test measures Lull's path to
+    // a draft, not the model's luck (3 retries failed 1 run in 3 here; each costs ≤ ~1 min).
+    config.learning.max_retries = 6;
     let paths = Paths {
         data_dir: dir.join("data"),
         config_file: dir.join("none.toml"),
@@ -383,8 +387,11 @@ async fn the_real_small_model_learns_a_skill_from_a_review_to_an_approved_file()
         &model,
         &state_file,
         // One thread: on a 2-core machine shared with the test run, two spinning decode threads
-        // fall to ~3 tokens/s; one decodes at ~70.
-        &["-c", "8192", "-np", "1", "--threads", "1"],
+        // fall to ~3 tokens/s; one decodes at ~70. A 4,096-token context holds every prompt and
+        // answer of the loop with room to spare, and ends a runaway answer (a 135M model's
+        // stream of numbers, which no repetition check catches) in about a minute: at 8,192 one
+        // synthesis once streamed for over 7 minutes and the draft missed the test's 8.
+        &["-c", "4096", "-np", "1", "--threads", "1"],
     );
     let messages: Vec<ChatMessage> = [
         ("user", "CI fails since this morning: `error: the lock file needs to be updated but --locked was passed`."),
