@@ -318,16 +318,8 @@ async fn a_live_turn_pauses_training_and_cancel_stops_it_within_a_second() {
     let mut events = harness.engine.events().subscribe();
     let lease = harness.engine.start_turn();
     let job = harness.engine.start_job(rounds(1000)).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if harness.engine.job(&job.id).await.unwrap().paused {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the job pauses while the turn is live");
+    // The job pauses while the turn is live.
+    job_paused(&harness, &job.id, true).await;
     let before = harness.engine.job(&job.id).await.unwrap().rounds_completed;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
@@ -337,18 +329,8 @@ async fn a_live_turn_pauses_training_and_cancel_stops_it_within_a_second() {
     );
 
     harness.engine.finish_turn(&lease).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Ok(EngineEvent::JobProgress {
-                metrics: Some(_), ..
-            }) = events.recv().await
-            {
-                break;
-            }
-        }
-    })
-    .await
-    .expect("training goes on once the turn ends");
+    // Training goes on once the turn ends.
+    a_round_completes(&mut events).await;
     let asked = std::time::Instant::now();
     let cancelled = harness.engine.cancel_job(&job.id).await.unwrap();
     assert!(
