@@ -14,8 +14,8 @@
 //!   ones, for the tuning corpus (`tests/safety/corpus`) and, when present, the held-out one
 //!   (`tests/safety/holdout`, written without sight of the rules) and the adversarial one
 //!   (`tests/safety/adversarial`, written to evade a rule-based check), and the skill-folder
-//!   sets (`tests/safety/folders`, the code pass's training set, and `tests/safety/folders-holdout`,
-//!   written blind).
+//!   sets (`tests/safety/folders` and `tests/safety/folders-former-holdout`, the code pass's
+//!   training sets, and `tests/safety/folders-holdout`, written blind).
 //!
 //! Results go to `bench/results/latest.json` under `"safety"`. Run with
 //! `cargo bench --bench safety`.
@@ -227,7 +227,13 @@ fn main() {
         "folder_p99_ms": percentile(&folder_times, 0.99),
         "corpus": accuracy(&corpus),
     });
-    for optional in ["holdout", "adversarial", "folders", "folders-holdout"] {
+    for optional in [
+        "holdout",
+        "adversarial",
+        "folders",
+        "folders-former-holdout",
+        "folders-holdout",
+    ] {
         if let Some(corpus) = read_corpus(&root.join(optional)) {
             results[optional] = accuracy(&corpus);
         }

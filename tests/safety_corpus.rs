@@ -7,7 +7,9 @@
 //!   sight of the rules);
 //! - `adversarial` (written to get past a rule-based check);
 //! - `folders` (skill folders whose harm is mostly in their scripts: the code pass's training
-//!   set) and `folders-holdout` (written blind, never read while the rules were written).
+//!   set), `folders-former-holdout` (written blind and held out until its misses had been
+//!   measured many times; training data since) and `folders-holdout` (a fresh set written blind,
+//!   never read while the rules were written).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,6 +62,7 @@ fn every_corpus_file_is_labelled_and_named_after_its_slug() {
         "holdout",
         "adversarial",
         "folders",
+        "folders-former-holdout",
         "folders-holdout",
     ] {
         labelled_and_named(name);
@@ -121,13 +124,11 @@ fn the_folder_training_set_keeps_todays_detection_and_few_false_positives() {
     measure("folders", 40, 0.93);
 }
 
-/// FIXME(issue 26): the held-out folders miss both targets (78.1 % caught, 6.2 % false alarms
-/// at the end of the session that wrote the code pass; 76.6 % / 6.2 % on its first run). This
-/// pins today's figures so a change that loses ground fails. Its misses were never read: to
-/// improve it, write more training skills, not rules from these files.
+/// The first held-out folder set: 76.6 % caught and 6.2 % false alarms on its first run, 78.1 %
+/// and 6.2 % after the code pass. Having been measured that often, it became training data.
 #[test]
-fn the_held_out_folders_keep_todays_detection_and_false_positives() {
-    measure_with("folders-holdout", 48, 0.78, 0.0625);
+fn the_former_held_out_folders_are_caught_at_high_with_few_false_positives() {
+    measure_with("folders-former-holdout", 48, 0.78, 0.0625);
 }
 
 fn measure(name: &str, at_least: usize, min_detection: f64) {

@@ -29,6 +29,9 @@ pub(super) struct Flow {
     quiet: HashMap<String, HashSet<usize>>,
     /// What each script of the skill prints, by its file, for a step that runs it.
     printed: HashMap<String, Value>,
+    /// The code being walked checks that a path stays inside a folder (`path.relative`,
+    /// `is_relative_to`, `commonpath`): a path built from fetched names is then its concern.
+    pub checks_containment: bool,
 }
 
 /// What a finding is, before its place is known.
@@ -145,7 +148,10 @@ impl Flow {
     /// A path built from something fetched (a request's URL, an archive entry's name) that
     /// code `opens` or `writes`: nothing keeps it inside one folder.
     fn path_from_network(&mut self, path: &Value, does: &str, advice: &str, at: &Place) {
-        let Some(origin) = path.origin(Source::Network).filter(|_| path.built) else {
+        let Some(origin) = path
+            .origin(Source::Network)
+            .filter(|_| path.built && !self.checks_containment)
+        else {
             return;
         };
         let hit = flow_hit(
@@ -625,14 +631,13 @@ fn path_keys(path: &Value) -> Vec<String> {
 
 /// Whether reading `read` reads what was written to `written`: the same file (`*` in either
 /// matching any text), a file inside a folder written whole, or a folder (or glob) holding the
-/// file written.
+/// file written (`cp -r /tmp/x`, `tar c /tmp/x` read all of `/tmp/x/`).
 fn same_file_or_inside(read: &str, written: &str) -> bool {
-    let folder = |p: &str| p.trim_end_matches(['*', '/']).to_string();
+    let folder = |p: &str| p.trim_end_matches(['*', '/', '.']).to_string();
     matches_wildcard(read, written)
         || matches_wildcard(written, read)
         || read.starts_with(&format!("{}/", folder(written)))
-        || ((read.ends_with('/') || read.ends_with("/*") || read.ends_with("/."))
-            && written.starts_with(&format!("{}/", folder(read))))
+        || written.starts_with(&format!("{}/", folder(read)))
 }
 
 /// Whether `text` matches `pattern`, where `*` in the pattern stands for any text.
@@ -708,6 +713,11 @@ mod tests {
         assert!(same_file_or_inside("/tmp/out/*", "/tmp/out/env.txt"));
         assert!(!same_file_or_inside("/tmp/other", "/tmp/x.json"));
         assert!(!same_file_or_inside("~/.local/ocrxy", "~/.local/ocrx"));
+        assert!(same_file_or_inside(
+            "/tmp/bundle",
+            "/tmp/bundle/env/vars.txt"
+        ));
+        assert!(!same_file_or_inside("/tmp/bundle", "/tmp/bundles/vars.txt"));
     }
 
     #[test]

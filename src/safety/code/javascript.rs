@@ -21,6 +21,7 @@ pub(super) fn walk(flow: &mut Flow, scope: &mut Scope, code: &Code, root: Node) 
         returns: Vec::new(),
         calls: 0,
         callbacks: Vec::new(),
+        resolved: Vec::new(),
         printed: Value::unknown(),
     };
     walker.hoist(root);
@@ -40,12 +41,17 @@ struct Walker<'f, 's, 'c, 't> {
     /// Callbacks given what a call fetched, run once the statement that made the call is done
     /// (`const sock = net.connect(…, () => sock.pipe(…))` runs after `sock` is bound).
     callbacks: Vec<(Node<'t>, Value)>,
+    /// What the executor of the `new Promise` being run passed to `resolve`: the promise's
+    /// value, which `await` gives.
+    resolved: Vec<Value>,
     /// What the code prints (`console.log`, `process.stdout.write`).
     printed: Value,
 }
 
 /// How deep calls of a skill's own functions are followed.
 const MAX_CALL_DEPTH: usize = 3;
+/// The name the walker gives a promise executor's `resolve`.
+const RESOLVE: &str = "promise:resolve";
 
 const EVALS: &[&str] = &[
     "eval",
@@ -84,6 +90,18 @@ const READS: &[&str] = &[
     "fs/promises.readFile",
     "fs.createReadStream",
     "fs.readdirSync",
+];
+/// Archive readers, given a file or a buffer.
+const ARCHIVES: &[&str] = &[
+    "adm-zip",
+    "jszip.loadAsync",
+    "yauzl.open",
+    "yauzl.fromBuffer",
+    "unzipper.Open.file",
+    "unzipper.Open.buffer",
+    "decompress",
+    "node-stream-zip",
+    "node-stream-zip.async",
 ];
 const WRITES: &[&str] = &[
     "fs.writeFileSync",
@@ -501,9 +519,29 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "member_expression" | "subscript_expression" => {
                 if let Some(name) = self.env_name(target) {
                     self.flow.exported.insert(name, value);
+                } else {
+                    self.absorb_into_container(target, &value);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `report[k] = secret`, `ctx.key = secret`: the container now holds the data.
+    fn absorb_into_container(&mut self, target: Node<'t>, value: &Value) {
+        if value.taint.is_empty() {
+            return;
+        }
+        let mut root = target;
+        while let Some(inner) = root.child_by_field_name("object") {
+            root = inner;
+        }
+        if root.kind() != "identifier" {
+            return;
+        }
+        let name = self.text(root).to_string();
+        if let Some(container) = self.scope.vars.get_mut(&name) {
+            container.hold(value);
         }
     }
 
@@ -614,6 +652,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     None if name == "__filename" => Value::literal("./skill/index.js"),
                     // `const r = require`: the alias is the function.
                     None if GLOBAL_FUNCTIONS.contains(&name) => {
+                        Value::object(Object::Module(name.to_string()))
+                    }
+                    // `const g = globalThis; g['ev' + 'al'](…)`: the global object's properties
+                    // are the globals.
+                    None if matches!(name, "globalThis" | "window" | "global" | "self") => {
                         Value::object(Object::Module(name.to_string()))
                     }
                     None => Value::unknown(),
@@ -758,6 +801,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
             }
             let container = self.expression(object);
+            // `pathToFileURL(file).href` names the file `file` does.
+            if node
+                .child_by_field_name("property")
+                .is_some_and(|p| matches!(self.text(p), "href" | "pathname"))
+            {
+                return container;
+            }
             if let (Object::List(items), Some(index)) =
                 (&container.object, node.child_by_field_name("index"))
             {
@@ -845,6 +895,27 @@ impl<'t> Walker<'_, '_, '_, 't> {
         };
         if let Some(defined) = self.functions.get(&name).copied() {
             return self.call_function(defined, &args);
+        }
+        if name == RESOLVE {
+            self.resolved.extend(args);
+            return Value::unknown();
+        }
+        if constructed && name == "Promise" {
+            if let Some(executor) = argument_nodes.first().filter(|e| {
+                matches!(
+                    e.kind(),
+                    "arrow_function" | "function_expression" | "function"
+                )
+            }) {
+                let outer = std::mem::take(&mut self.resolved);
+                self.call_function(*executor, &[Value::object(Object::Module(RESOLVE.into()))]);
+                let resolved = std::mem::replace(&mut self.resolved, outer);
+                let mut value = Value::unknown();
+                for v in &resolved {
+                    value.absorb(v);
+                }
+                return value;
+            }
         }
         let name = name.strip_prefix("node:").unwrap_or(&name);
         // The global object's properties are the globals (`globalThis["Function"]`).
@@ -981,6 +1052,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if READS.contains(&name.as_str()) {
             return self.flow.read_path(&first, &at);
         }
+        if ARCHIVES.contains(&name.as_str()) {
+            // An archive's entries (their names too) are what was in the file or buffer.
+            let mut entries = self.flow.read_path(&first, &at);
+            entries.absorb(&first.derived());
+            return entries;
+        }
         if WRITES.contains(&name.as_str()) || APPENDS.contains(&name.as_str()) {
             let data = args.get(1).cloned().unwrap_or_default();
             self.flow
@@ -1019,6 +1096,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         if matches!(name.as_str(), "process.cwd" | "os.tmpdir") {
             return Value::literal(if name == "os.tmpdir" { "/tmp" } else { "." });
+        }
+        if matches!(
+            name.as_str(),
+            "url.pathToFileURL" | "url.fileURLToPath" | "URL"
+        ) {
+            return first;
         }
         if PATH_JOINS.contains(&name.as_str()) {
             let mut parts = Vec::new();
@@ -1213,18 +1296,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     out.absorb(arg);
                 }
                 // `form.append('f', data)`, `parts.push(key)`: the object now holds the data.
-                if let Some(object) = function
-                    .child_by_field_name("object")
-                    .filter(|o| o.kind() == "identifier")
-                {
-                    let name = self.text(object).to_string();
-                    if let Some(held) = self.scope.vars.get_mut(&name) {
-                        if matches!(held.object, Object::Plain | Object::List(_)) {
-                            for arg in &all {
-                                held.absorb(arg);
-                            }
-                        }
-                    }
+                if let Some(object) = function.child_by_field_name("object") {
+                    self.absorb_into_container(object, &Value::either(args).derived());
                 }
                 out
             }

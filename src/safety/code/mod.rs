@@ -296,13 +296,35 @@ fn analyze(flow: &mut Flow, scope: &mut Scope, code: &Code, language: Language) 
     let Some(tree) = parse(language, code.text) else {
         return Value::unknown();
     };
-    match language {
+    let outer_checks = flow.checks_containment;
+    flow.checks_containment = checks_containment(code.text);
+    let printed = match language {
         Language::Shell | Language::Make => shell::walk(flow, scope, code, tree.root_node()),
         Language::Python => python::walk(flow, scope, code, tree.root_node()),
         Language::JavaScript | Language::TypeScript => {
             javascript::walk(flow, scope, code, tree.root_node())
         }
-    }
+    };
+    flow.checks_containment = outer_checks;
+    printed
+}
+
+/// Whether code checks that a path it built stays inside a folder, as a careful extractor or
+/// file server does before it writes or opens the path.
+fn checks_containment(text: &str) -> bool {
+    const CHECKS: &[&str] = &[
+        "path.relative(",
+        "is_relative_to(",
+        "relative_to(",
+        "commonpath(",
+        "commonprefix(",
+        "realpath -m",
+        "--no-absolute-filenames",
+        // `target.startsWith(dest + path.sep)`
+        "path.sep)",
+    ];
+    CHECKS.iter().any(|check| text.contains(check))
+        || (text.contains(".startswith(") && text.contains("realpath("))
 }
 
 /// Code found inside code (a here-document fed to `python3`, the text of `bash -c`): parsed

@@ -513,11 +513,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if root.kind() == "identifier" {
             let name = self.text(root).to_string();
             if let Some(container) = self.scope.vars.get_mut(&name) {
-                if !matches!(container.object, Object::Module(_)) {
-                    container.absorb(value);
-                    container.consts.clear();
-                    container.literal = false;
-                }
+                container.hold(value);
             }
         }
     }
@@ -673,6 +669,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 .named_child(0)
                 .map_or_else(Value::unknown, |n| self.expression(n)),
             "assignment" | "augmented_assignment" | "named_expression" => self.assignment(node),
+            // A generator's `yield x` is what a loop over its call gets, as a return would be.
+            "yield" => {
+                let mut yielded = Value::unknown();
+                for value in self.children_values(node) {
+                    yielded = value;
+                }
+                self.returns.push(yielded);
+                Value::unknown()
+            }
             _ => {
                 let parts = self.children_values(node);
                 let mut out = Value::unknown();
@@ -833,8 +838,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
         };
         let first = positional.first().cloned().unwrap_or_default();
         let name = function.and_then(|f| self.callee(f));
+        // A connection the pass made (`s = smtplib.SMTP(…)`) answers methods, as a value does.
+        let on_connection = name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("socket.socket."));
         // A method on a value: `x.read()`, `f.write(d)`, `s.format(a)`.
         if name.is_none()
+            || on_connection
             || matches!(function.map(|f| f.kind()), Some("attribute"))
                 && !self.is_module_call(function)
         {

@@ -65,6 +65,54 @@ struct Walker<'f, 's, 'c, 't> {
 /// How deep calls of a skill's own functions are followed.
 const MAX_CALL_DEPTH: usize = 3;
 
+/// An archive a command creates, and the paths it packs into it (`tar czf out.tgz -C /tmp
+/// dir`, `zip -r out.zip dir`, `7z a out.7z dir`): what is in those paths is then in the archive.
+fn archive_created(base: &str, args: &[Value]) -> Option<(Value, Vec<Value>)> {
+    let word = |index: usize| {
+        args.get(index)
+            .and_then(|a| a.consts.first())
+            .map_or("", String::as_str)
+    };
+    let tar = base == "tar";
+    // zip's first word is the archive; 7z's is its command, then the archive.
+    let mut creating = base == "zip" || (base.starts_with("7z") && word(0) == "a");
+    let mut index = usize::from(base.starts_with("7z"));
+    let mut archive = None;
+    let mut folder: Option<Value> = None;
+    let mut members = Vec::new();
+    while index < args.len() {
+        let current = word(index);
+        let next = args.get(index + 1).cloned();
+        index += 1;
+        if tar && current == "-C" {
+            folder = next;
+            index += 1;
+        } else if tar && (current.starts_with('-') && !current.starts_with("--") || index == 1) {
+            // `czf`, `-czf`: `c` creates, and `f` takes the archive as the next word.
+            creating |= current.contains('c');
+            if current.contains('f') && archive.is_none() {
+                archive = next;
+                index += 1;
+            }
+        } else if current == "--create" {
+            creating = true;
+        } else if let Some(file) = current.strip_prefix("--file=") {
+            archive = Some(Value::literal(file));
+        } else if current.starts_with('-') {
+            continue;
+        } else if archive.is_none() && !tar {
+            archive = Some(args[index - 1].clone());
+        } else {
+            let member = args[index - 1].clone();
+            members.push(match &folder {
+                Some(folder) => Value::concat(&[folder.clone(), Value::literal("/"), member]),
+                None => member,
+            });
+        }
+    }
+    Some((archive?, members)).filter(|_| creating)
+}
+
 /// Commands that print what they read, so their output carries their input's origins.
 const FILTERS: &[&str] = &[
     "cat", "head", "tail", "less", "more", "strings", "jq", "yq", "sed", "awk", "cut", "tr",
@@ -438,6 +486,16 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 return Value::unknown();
             }
+            "tar" | "zip" | "7z" | "7za" => {
+                if let Some((archive, members)) = archive_created(base, args) {
+                    let mut data = Value::unknown();
+                    for member in &members {
+                        data.absorb(&self.read_any(member, at));
+                    }
+                    self.flow.copy(&data, &archive, at);
+                    return Value::unknown();
+                }
+            }
             "tee" => {
                 for target in args.iter().filter(|a| !is_flag(a)) {
                     self.write(target, stdin, has("-a"), at);
@@ -743,8 +801,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 let file_or_stdin = |value: &Value| -> Option<String> {
                     value.consts.iter().find_map(|c| {
-                        let c = c.rsplit_once("=@").map_or(c.as_str(), |(_, f)| f);
-                        c.strip_prefix('@').map(str::to_string).or_else(|| {
+                        // `-F name=@file;type=…`, `-d @file`, `-T file`
+                        let file = c
+                            .rsplit_once("=@")
+                            .map(|(_, f)| f)
+                            .or_else(|| c.strip_prefix('@'))
+                            .map(|f| f.split(';').next().unwrap_or(f));
+                        file.map(str::to_string).or_else(|| {
                             (flag == "-T" || flag == "--upload-file" || flag.contains("-file"))
                                 .then(|| c.to_string())
                         })

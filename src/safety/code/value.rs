@@ -135,6 +135,21 @@ impl Value {
         }
     }
 
+    /// This container (a list, a dict, a message) now holds `value` too: `parts.append(key)`,
+    /// `report[k] = secret`, `msg.add_attachment(data)`. Its text is no longer known, and a
+    /// list has one more item, known by its origins only.
+    pub fn hold(&mut self, value: &Value) {
+        if matches!(self.object, Object::Module(_)) {
+            return;
+        }
+        self.absorb(value);
+        self.consts.clear();
+        self.literal = false;
+        if let Object::List(items) = &mut self.object {
+            items.push(value.derived());
+        }
+    }
+
     /// The value `parts` make when put one after the other (`a + b`, `f"{a}{b}"`, `"$a$b"`).
     pub fn concat(parts: &[Value]) -> Value {
         let mut out = Value {
@@ -204,6 +219,13 @@ impl Value {
         // Too many to follow is as good as unknown: a partial list would be wrong.
         if !all_known || out.consts.len() > MAX_CONSTANTS {
             out.consts.clear();
+        }
+        // A name partly known stays so when every choice has that shape (a function that
+        // returns the path it wrote).
+        if let Some((first, rest)) = choices.split_first() {
+            if first.shape.is_some() && rest.iter().all(|c| c.shape == first.shape) {
+                out.shape.clone_from(&first.shape);
+            }
         }
         out
     }

@@ -463,7 +463,9 @@ pub(super) const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(?i)(\$\([^)]*\)|`[^`]*`)\.[\w-]+\.[a-z]{2,}",
+            // A substitution starts with its command: "`.env` but not in `.env.example`" is
+            // two code spans of prose, not one.
+            r"(?i)(\$\([^)]*\)|`[a-z$][^`]*`)\.[\w-]+\.[a-z]{2,}",
             r"(?i)(^|[;&|(`]\s*)(dig|nslookup|host|drill|ping)\s+[^\n]*\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}",
         ],
         message: "puts data into a DNS look-up, which carries it to whoever runs that domain: delete it",

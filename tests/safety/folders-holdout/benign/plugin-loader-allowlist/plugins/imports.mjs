@@ -1,0 +1,1 @@
+export default (src) => (src.match(/^import .* from '\.\.\/\.\.\//gm) || []).map(() => 'deep relative import');
