@@ -20,6 +20,10 @@ pub(super) struct Flow {
     files: HashMap<String, Vec<Origin>>,
     /// Variables exported to later steps.
     pub exported: HashMap<String, Value>,
+    /// Where the code made a cipher to encrypt with, once it has.
+    encrypted: Option<Place>,
+    /// Where the code probed the hosts of a network one by one, once it has.
+    scanned: Option<Place>,
     /// Whether a secret was copied into the project (which a publish then ships).
     secret_in_project: Option<Origin>,
     /// Findings are only kept on the last pass; the first one fills the channels.
@@ -29,10 +33,16 @@ pub(super) struct Flow {
     quiet: HashMap<String, HashSet<usize>>,
     /// What each script of the skill prints, by its file, for a step that runs it.
     printed: HashMap<String, Value>,
+    /// Scripts the code writes with a known text (a beacon, a hook, a unit's program): code
+    /// of the skill too, walked as such once found.
+    pub written_scripts: Vec<super::Unit>,
     /// The code being walked checks that a path stays inside a folder (`path.relative`,
     /// `is_relative_to`, `commonpath`): a path built from fetched names is then its concern.
     pub checks_containment: bool,
 }
+
+/// How many written scripts one skill's check walks.
+const MAX_WRITTEN_SCRIPTS: usize = 16;
 
 /// What a finding is, before its place is known.
 pub(super) struct Hit {
@@ -205,8 +215,89 @@ impl Flow {
         Value::unknown()
     }
 
+    /// A file checked against a checksum or signature the skill pins (`sha256sum -c`,
+    /// `gpg --verify`): what was downloaded there is what its author published, no longer
+    /// anything the server chose.
+    pub fn verified(&mut self, path: &Value) {
+        for key in path_keys(path) {
+            for (written, origins) in self.files.iter_mut() {
+                if same_file_or_inside(written, &key) {
+                    origins.retain(|o| o.source != Source::Network);
+                }
+            }
+        }
+    }
+
+    /// A cipher made to encrypt with (`createCipheriv`, `AES.new`, `Fernet`).
+    pub fn cipher(&mut self, at: &Place) {
+        if self.encrypted.is_none() {
+            self.encrypted = Some(at.clone());
+        }
+    }
+
+    /// A file or folder deleted from code: read as the `rm -rf` it amounts to, and, for files
+    /// found by walking the person's folders in code that encrypts, the last step of ransomware.
+    pub fn remove(&mut self, path: &Value, at: &Place) {
+        for text in &path.consts {
+            self.recheck(
+                &format!("rm -rf {text}"),
+                "as the shell command it amounts to",
+                at,
+            );
+        }
+        let found_under_home = path.consts.is_empty()
+            && path
+                .shape
+                .as_deref()
+                .is_some_and(|shape| shape.starts_with('~') && shape.contains('*'));
+        if let (Some(cipher), true) = (self.encrypted.clone(), found_under_home) {
+            self.emit(
+                at,
+                Hit {
+                    rule: "malware.ransomware",
+                    category: Category::Malware,
+                    risk: Risk::Critical,
+                    message: format!("encrypts files (line {}) it finds in the person's folders and deletes the originals (line {}), which is how ransomware takes them hostage: delete it", cipher.line, at.line),
+                    source: Some(cipher),
+                },
+            );
+        }
+    }
+
+    /// A connection opened to a host whose address is built inside a sweep of a network's
+    /// addresses (a loop to 254): a scan of the network the machine is on.
+    pub fn scan(&mut self, at: &Place) {
+        if self.scanned.is_none() {
+            self.scanned = Some(at.clone());
+        }
+        self.emit(
+            at,
+            Hit {
+                rule: "network.scan",
+                category: Category::NetworkAbuse,
+                risk: Risk::Medium,
+                message: "probes the hosts of a network one address after another (a port scan): make sure it is a network the person owns and asked to scan".into(),
+                source: None,
+            },
+        );
+    }
+
     /// Data that goes to another machine through `how`.
     pub fn send(&mut self, how: &str, data: &[&Value], at: &Place) {
+        if let Some(scanned) = self.scanned.clone() {
+            if data.iter().any(|v| !v.literal) {
+                self.emit(
+                    at,
+                    Hit {
+                        rule: "exfiltration.network-map",
+                        category: Category::Exfiltration,
+                        risk: Risk::High,
+                        message: format!("scans the network this machine is on (line {}) and sends data to another machine with {how} (line {}): a map of the hosts and their open ports is what an intruder wants first; delete the upload", scanned.line, at.line),
+                        source: Some(scanned),
+                    },
+                );
+            }
+        }
         for value in data {
             if let Some(origin) = value.origin(Source::Secret) {
                 let hit = flow_hit(
@@ -372,6 +463,9 @@ impl Flow {
             "an entry named `../../.bashrc` or `/etc/…` lands outside (zip slip); resolve each path and refuse one outside the target folder",
             at,
         );
+        if let ([text], [name]) = (data.consts.as_slice(), path.consts.as_slice()) {
+            self.script_written(name, text, at);
+        }
         for normal in path_keys(path) {
             let entry = self.files.entry(normal.clone()).or_default();
             for origin in &data.taint {
@@ -389,6 +483,26 @@ impl Flow {
             } else if names_secret(&normal) && !normal.ends_with('/') && !normal.ends_with('*') {
                 self.credential_write(&normal, data, at);
             }
+        }
+    }
+
+    /// Keeps a script written from a literal text, by the language its name or `#!` says, to
+    /// be walked as code whose lines sit at the write.
+    fn script_written(&mut self, name: &str, text: &str, at: &Place) {
+        let Some(language) = super::Language::of_script(name, text) else {
+            return;
+        };
+        let known = self
+            .written_scripts
+            .iter()
+            .any(|s| s.file == at.file && s.first_line == at.line && s.text == text);
+        if !known && self.written_scripts.len() < MAX_WRITTEN_SCRIPTS {
+            self.written_scripts.push(super::Unit {
+                file: at.file.clone(),
+                language,
+                text: text.to_string(),
+                first_line: at.line,
+            });
         }
     }
 
@@ -683,6 +797,31 @@ pub(super) fn is_secret_name(name: &str) -> bool {
         "SESSION",
     ];
     WORDS.iter().any(|w| upper.contains(w))
+}
+
+/// Whether code sweeps the addresses of a network: a loop that counts to a subnet's last host.
+pub(super) fn sweeps_addresses(text: &str) -> bool {
+    const BOUNDS: &[&str] = &[
+        "< 255",
+        "<255",
+        "<= 254",
+        "<=254",
+        "< 256",
+        "<256",
+        "<= 255",
+        "<=255",
+        "range(1, 255)",
+        "range(1,255)",
+        "range(1, 256)",
+        "range(256)",
+        "range(255)",
+        "range(1, 254)",
+        "seq 1 254",
+        "seq 1 255",
+        "{1..254}",
+        "{1..255}",
+    ];
+    BOUNDS.iter().any(|bound| text.contains(bound))
 }
 
 /// Text that fetches code or opens a connection when a shell runs it.

@@ -127,6 +127,9 @@ const COPIES: &[&str] = &[
     "fs.promises.cp",
 ];
 const REMOVES: &[&str] = &[
+    "fs.unlinkSync",
+    "fs.unlink",
+    "fs.promises.unlink",
     "fs.rmSync",
     "fs.rm",
     "fs.rmdirSync",
@@ -217,12 +220,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     if declarator.kind() != "variable_declarator" {
                         continue;
                     }
-                    let value = declarator
-                        .child_by_field_name("value")
-                        .map_or_else(Value::unknown, |v| self.expression(v));
-                    if let Some(name) = declarator.child_by_field_name("name") {
-                        self.bind(name, value);
+                    let value_node = declarator.child_by_field_name("value");
+                    let value = value_node.map_or_else(Value::unknown, |v| self.expression(v));
+                    let Some(name) = declarator.child_by_field_name("name") else {
+                        continue;
+                    };
+                    // `const run = (c) => cp.execSync(c)`: a call of `run` runs its body.
+                    if let Some(function) = value_node.filter(|v| {
+                        matches!(
+                            v.kind(),
+                            "arrow_function" | "function_expression" | "function"
+                        )
+                    }) {
+                        self.functions.insert(self.text(name).to_string(), function);
+                        continue;
                     }
+                    self.bind(name, value);
                 }
             }
             "function_declaration" | "generator_function_declaration" => {
@@ -239,11 +252,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .child_by_field_name("right")
                     .map_or_else(Value::unknown, |r| self.expression(r));
                 if let Some(left) = node.child_by_field_name("left") {
-                    let element = match &iterable.object {
-                        Object::List(items) => Value::either(items),
-                        _ => iterable.derived(),
-                    };
-                    self.bind(left, element);
+                    self.bind(left, iterable.element());
                 }
                 if let Some(body) = node.child_by_field_name("body") {
                     self.statement(body);
@@ -678,6 +687,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .unwrap_or_default();
                 if operator == "+" {
                     Value::concat(&[left, right])
+                } else if matches!(operator.as_str(), "||" | "??") {
+                    Value::or_else(&left, &right)
                 } else {
                     let mut out = left.derived();
                     out.absorb(&right);
@@ -686,10 +697,25 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             "array" => {
                 let items = self.children_values(node);
-                let mut out = Value::either(&items);
-                out.consts.clear();
-                out.literal = items.iter().all(|i| i.literal);
-                out.object = Object::List(items);
+                Value::list(items)
+            }
+            // A table of literals (`{ created: 'created_at', … }`): a look-up in it is one of
+            // them, as a list's item is.
+            "object" => {
+                let values = self.children_values(node);
+                let table = node.named_child_count() > 0
+                    && node
+                        .named_children(&mut node.walk())
+                        .all(|c| c.kind() == "pair")
+                    && values.iter().all(|v| v.literal);
+                if table {
+                    return Value::list(values);
+                }
+                let mut out = Value::unknown();
+                for value in &values {
+                    out.absorb(value);
+                    out.built |= value.built;
+                }
                 out
             }
             "assignment_expression" | "augmented_assignment_expression" => {
@@ -729,6 +755,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 let parts = self.children_values(node);
                 Value::either(&parts[1.min(parts.len())..])
             }
+            // A generator's `yield x` is what a loop over its call gets, as a return would be.
+            "yield_expression" => {
+                let yielded = node
+                    .named_child(0)
+                    .map_or_else(Value::unknown, |v| self.expression(v));
+                // `yield* walk(p)` hands on what the inner generator yields.
+                self.returns.push(yielded);
+                Value::unknown()
+            }
             "function_expression" | "arrow_function" | "function" | "generator_function" => {
                 // A callback's value is what it returns (`t.map((c) => String.fromCharCode(c))`).
                 let returns = self.function(node);
@@ -739,10 +774,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out
             }
             _ => {
+                // An object literal and the like: its parts' origins, and whether one was
+                // built (`{ host: `${net}.${h}` }`, `{ text: `SELECT … ${id}` }`).
                 let parts = self.children_values(node);
                 let mut out = Value::unknown();
                 for p in &parts {
                     out.absorb(p);
+                    out.built |= p.built;
                 }
                 out
             }
@@ -812,14 +850,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 (&container.object, node.child_by_field_name("index"))
             {
                 let key = self.expression(index);
-                if let Some(item) = key
+                return match key
                     .consts
                     .first()
                     .and_then(|k| k.parse::<usize>().ok())
                     .and_then(|i| items.get(i))
                 {
-                    return item.clone();
-                }
+                    Some(item) => item.clone(),
+                    None => Value::either(items),
+                };
             }
             return container.derived();
         }
@@ -934,11 +973,34 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::unknown();
         }
         if name == "String.fromCharCode" || name == "String.fromCodePoint" {
-            return Value::unknown().tainted(Origin {
+            // Spelled from literal codes (`String.fromCharCode(..._k)`), the text is known, so
+            // a module or method it names is found.
+            let codes: Vec<Value> = args
+                .iter()
+                .flat_map(|arg| match &arg.object {
+                    Object::List(items) => items.clone(),
+                    _ => vec![arg.clone()],
+                })
+                .collect();
+            let text: Option<String> = codes
+                .iter()
+                .map(|code| {
+                    code.consts
+                        .first()
+                        .and_then(|c| c.parse::<u32>().ok())
+                        .and_then(char::from_u32)
+                })
+                .collect();
+            let mut out = text.map_or_else(Value::unknown, |text| Value {
+                literal: false,
+                ..Value::literal(text)
+            });
+            out = out.tainted(Origin {
                 source: Source::Decoded,
                 what: "text spelled as character codes".into(),
                 at: at.clone(),
             });
+            return out;
         }
         if name == "setInterval" {
             if let Some(callback) = argument_nodes.first() {
@@ -1052,6 +1114,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
         if READS.contains(&name.as_str()) {
             return self.flow.read_path(&first, &at);
         }
+        if matches!(
+            name.as_str(),
+            "mailparser.simpleParser" | "imapflow.ImapFlow"
+        ) {
+            let mut mail = Value::from_source(Source::Input, "an email someone sent", &at);
+            mail.absorb(&first);
+            return mail;
+        }
         if ARCHIVES.contains(&name.as_str()) {
             // An archive's entries (their names too) are what was in the file or buffer.
             let mut entries = self.flow.read_path(&first, &at);
@@ -1082,14 +1152,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::unknown();
         }
         if REMOVES.contains(&name.as_str()) {
-            for path in &first.consts {
-                self.flow.recheck(
-                    &format!("rm -rf {path}"),
-                    "as the shell command it amounts to",
-                    &at,
-                );
-            }
+            self.flow.remove(&first, &at);
             return Value::unknown();
+        }
+        if matches!(
+            name.as_str(),
+            "crypto.createCipheriv" | "crypto.createCipher" | "crypto.subtle.encrypt"
+        ) {
+            self.flow.cipher(&at);
         }
         if matches!(name.as_str(), "os.homedir") {
             return Value::literal("~");
@@ -1114,7 +1184,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::concat(&parts);
         }
         if FETCHES.contains(&name.as_str()) || CONNECTIONS.contains(&name.as_str()) {
-            self.flow.send(&format!("`{name}`"), &all, &at);
+            if CONNECTIONS.contains(&name.as_str())
+                && first.built
+                && super::flow::sweeps_addresses(self.code.text)
+            {
+                self.flow.scan(&at);
+            } else {
+                self.flow.send(&format!("`{name}`"), &all, &at);
+            }
             let mut fetched = Value::from_source(Source::Network, url_of(&first), &at);
             if CONNECTIONS.contains(&name.as_str()) {
                 fetched.object = Object::Module("socket".into());
@@ -1283,6 +1360,23 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     }
                     _ => receiver.derived(),
                 }
+            }
+            // `TARGETS.map((d) => path.join(home, d))`: the callback run on each item.
+            ("map", Object::List(items))
+                if argument_nodes.first().is_some_and(|f| {
+                    matches!(
+                        f.kind(),
+                        "arrow_function" | "function_expression" | "function"
+                    )
+                }) =>
+            {
+                let callback = argument_nodes[0];
+                let items = items.clone();
+                let mapped = items
+                    .iter()
+                    .map(|item| self.call_function(callback, std::slice::from_ref(item)))
+                    .collect();
+                Value::list(mapped)
             }
             ("concat", _) => {
                 let mut parts = vec![receiver.clone()];

@@ -183,11 +183,21 @@ pub(super) fn quiet_lines(document: &Document) -> HashSet<usize> {
 /// order of files does not hide a flow.
 pub(super) fn check(units: &[Unit], quiet: HashMap<String, HashSet<usize>>) -> Vec<Finding> {
     let mut flow = Flow::new(quiet);
-    for emitting in [false, true] {
-        flow.emitting = emitting;
-        let mut scopes: HashMap<(&str, Language), Scope> = HashMap::new();
-        for unit in units {
-            let scope = scopes.entry((&unit.file, unit.language)).or_default();
+    // The scripts the code writes join the skill's code after the first pass; the second
+    // fills the channels with them, the third reports.
+    let mut all: Vec<Unit> = Vec::new();
+    for pass in 0..3 {
+        flow.emitting = pass == 2;
+        if pass == 1 {
+            all = std::mem::take(&mut flow.written_scripts);
+        }
+        // A written script runs as a program of its own: its names are its own.
+        let mut scopes: HashMap<(&str, Language, usize), Scope> = HashMap::new();
+        let written = all.iter().map(|unit| (unit, unit.first_line));
+        for (unit, own_scope) in units.iter().map(|unit| (unit, 0)).chain(written) {
+            let scope = scopes
+                .entry((&unit.file, unit.language, own_scope))
+                .or_default();
             let printed = analyze(
                 &mut flow,
                 scope,
@@ -199,7 +209,7 @@ pub(super) fn check(units: &[Unit], quiet: HashMap<String, HashSet<usize>>) -> V
                 },
                 unit.language,
             );
-            if unit.first_line == 1 {
+            if unit.first_line == 1 && own_scope == 0 {
                 flow.script_printed(&unit.file, printed);
             }
         }

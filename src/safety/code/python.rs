@@ -74,6 +74,30 @@ const FETCHES: &[&str] = &[
     "urlretrieve",
     "requests.Session.get",
 ];
+/// Calls that read email: what a message says, its sender among it, is whoever sent it's.
+const MAIL_READERS: &[&str] = &[
+    "email.message_from_binary_file",
+    "email.message_from_file",
+    "email.message_from_bytes",
+    "email.message_from_string",
+    "mailbox.mbox",
+    "mailbox.Maildir",
+    "imaplib.IMAP4_SSL",
+    "imaplib.IMAP4",
+    "poplib.POP3_SSL",
+];
+/// Calls that download a file and return its path.
+const DOWNLOADS: &[&str] = &[
+    "huggingface_hub.hf_hub_download",
+    "hf_hub_download",
+    "gdown.download",
+    "wget.download",
+    "torch.hub.download_url_to_file",
+    "keras.utils.get_file",
+    "tensorflow.keras.utils.get_file",
+    "tf.keras.utils.get_file",
+    "pooch.retrieve",
+];
 /// Calls that look a name up in DNS.
 const RESOLVES: &[&str] = &[
     "socket.gethostbyname",
@@ -237,7 +261,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     .child_by_field_name("right")
                     .map_or_else(Value::unknown, |r| self.expression(r));
                 if let Some(left) = node.child_by_field_name("left") {
-                    let element = elements_of(&iterable);
+                    let element = iterable.element();
                     self.bind(left, element);
                 }
                 self.children_blocks(node);
@@ -473,7 +497,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 for (index, name) in names.into_iter().enumerate() {
                     let element = match &value.object {
                         Object::List(items) => items.get(index).cloned().unwrap_or_default(),
-                        _ => entry_of(&value),
+                        _ => value.element(),
                     };
                     self.bind(name, element);
                 }
@@ -620,18 +644,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "subscript" => self.subscript(node),
             "list" | "tuple" | "set" | "expression_list" => {
                 let items = self.children_values(node);
-                let mut out = Value::either(&items);
-                out.consts.clear();
-                out.literal = items.iter().all(|i| i.literal);
-                out.object = Object::List(items);
-                out
+                Value::list(items)
+            }
+            "list_comprehension" | "generator_expression" | "set_comprehension"
+                if node.child_by_field_name("body").is_some() =>
+            {
+                self.comprehension(node)
             }
             "list_comprehension"
             | "generator_expression"
             | "set_comprehension"
             | "dictionary_comprehension"
             | "pair"
-            | "boolean_operator"
             | "comparison_operator"
             | "not_operator"
             | "unary_operator"
@@ -661,6 +685,24 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out.object = Object::List(values);
                 out
             }
+            "boolean_operator" => {
+                let left = node
+                    .child_by_field_name("left")
+                    .map_or_else(Value::unknown, |l| self.expression(l));
+                let right = node
+                    .child_by_field_name("right")
+                    .map_or_else(Value::unknown, |r| self.expression(r));
+                let or = node
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| self.text(o) == "or");
+                if or {
+                    Value::or_else(&left, &right)
+                } else {
+                    let mut out = left.derived();
+                    out.absorb(&right);
+                    out
+                }
+            }
             "conditional_expression" => {
                 let parts = self.children_values(node);
                 Value::either(&parts)
@@ -687,6 +729,39 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out
             }
         }
+    }
+
+    /// `[Path(t) for t in TARGETS]`: the body, with each loop name bound to an element, is
+    /// the one item the list is known by (so a loop over it gets the names the body makes).
+    fn comprehension(&mut self, node: Node<'t>) -> Value {
+        let mut cursor = node.walk();
+        let clauses: Vec<Node> = node.named_children(&mut cursor).collect();
+        let mut origins = Value::unknown();
+        for clause in clauses {
+            match clause.kind() {
+                "for_in_clause" => {
+                    let iterable = clause
+                        .child_by_field_name("right")
+                        .map_or_else(Value::unknown, |r| self.expression(r));
+                    if let Some(left) = clause.child_by_field_name("left") {
+                        self.bind(left, iterable.element());
+                    }
+                }
+                "if_clause" => {
+                    for value in self.children_values(clause) {
+                        origins.absorb(&value);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let body = node
+            .child_by_field_name("body")
+            .map_or_else(Value::unknown, |b| self.expression(b));
+        let mut out = body.derived();
+        out.absorb(&origins);
+        out.object = Object::List(vec![body]);
+        out
     }
 
     fn assignment(&mut self, node: Node<'t>) -> Value {
@@ -774,7 +849,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .map(|o| self.text(o).to_string())
             .unwrap_or_default();
         match operator.as_str() {
-            "+" => Value::concat(&[left, right]),
+            "+" => match (&left.object, &right.object) {
+                // `a + b` of two lists is a list of both lists' items.
+                (Object::List(a), Object::List(b)) => {
+                    let items: Vec<Value> = a.iter().chain(b).cloned().collect();
+                    Value::list(items)
+                }
+                _ => Value::concat(&[left, right]),
+            },
             "/" if left.shape() != "*" => Value::concat(&[left, Value::literal("/"), right]),
             "%" if left.literal => {
                 let mut parts = vec![left];
@@ -906,12 +988,50 @@ impl<'t> Walker<'_, '_, '_, 't> {
         }
         let unsafe_yaml = name == "yaml.load"
             && keyword("Loader").is_none_or(|l| !l.consts.iter().any(|c| c.contains("Safe")));
-        if UNPICKLES.contains(&name.as_str()) || unsafe_yaml {
-            if first.origin(Source::Network).is_some() || first.origin(Source::Decoded).is_some() {
-                self.flow
-                    .run_code(&first, "a pickle (which runs code as it loads)", &at);
+        // Loaders that unpickle a file by its path: `torch.load` does unless `weights_only`.
+        let pickled_file = match name.as_str() {
+            "torch.load" => keyword("weights_only")
+                .is_some_and(|w| w.consts.first().is_some_and(|c| c == "False")),
+            "joblib.load" | "pandas.read_pickle" | "pd.read_pickle" => true,
+            "numpy.load" | "np.load" => keyword("allow_pickle")
+                .is_some_and(|w| w.consts.first().is_some_and(|c| c == "True")),
+            _ => false,
+        };
+        if UNPICKLES.contains(&name.as_str()) || unsafe_yaml || pickled_file {
+            let mut data = first.clone();
+            if pickled_file {
+                data.absorb(&self.flow.read_path(&first, &at));
             }
-            return first.derived();
+            if data.origin(Source::Network).is_some() || data.origin(Source::Decoded).is_some() {
+                self.flow
+                    .run_code(&data, "a pickle (which runs code as it loads)", &at);
+            }
+            return data.derived();
+        }
+        if matches!(name.as_str(), "textwrap.dedent" | "inspect.cleandoc") {
+            let mut out = first.clone();
+            out.consts = first.consts.iter().map(|text| dedent(text)).collect();
+            return out;
+        }
+        if MAIL_READERS.contains(&name.as_str()) {
+            let mut mail = Value::from_source(Source::Input, "an email someone sent", &at);
+            mail.absorb(&first);
+            return mail;
+        }
+        if DOWNLOADS.contains(&name.as_str()) {
+            // The file lands where its second argument says, or in a cache; the call returns
+            // its path.
+            let path = match positional.get(1).filter(|_| !name.contains("hf_hub")) {
+                Some(target) if !target.consts.is_empty() => target.clone(),
+                _ => Value::literal(format!("/tmp/download-{}-{}", at.file, at.line)),
+            };
+            let fetched = Value::from_source(
+                Source::Network,
+                format!("the file `{short}()` downloads"),
+                &at,
+            );
+            self.flow.write_path(&path, &fetched, false, &at);
+            return path;
         }
         if SPAWNS.contains(&name.as_str()) || SHELL_CALLS.contains(&name.as_str()) {
             let program = match &first.object {
@@ -1128,14 +1248,18 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return first.derived();
         }
         if REMOVES.contains(&name.as_str()) {
-            for path in first.consts.iter() {
-                self.flow.recheck(
-                    &format!("rm -rf {path}"),
-                    "as the shell command it amounts to",
-                    &at,
-                );
-            }
+            self.flow.remove(&first, &at);
             return Value::unknown();
+        }
+        if matches!(
+            name.as_str(),
+            "Crypto.Cipher.AES.new"
+                | "Cryptodome.Cipher.AES.new"
+                | "cryptography.fernet.Fernet"
+                | "cryptography.hazmat.primitives.ciphers.Cipher"
+                | "pyAesCrypt.encryptFile"
+        ) {
+            self.flow.cipher(&at);
         }
         if matches!(
             name.as_str(),
@@ -1304,10 +1428,21 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             (
                 "send" | "sendall" | "sendto" | "sendmail" | "send_message" | "storbinary"
-                | "request" | "post" | "put" | "connect" | "write",
+                | "request" | "post" | "put" | "connect" | "connect_ex" | "write",
                 Object::Module(m),
             ) if m == "socket.socket" => {
-                self.flow.send("a network connection", &all, at);
+                let host = match &first.object {
+                    Object::List(address) => address.first().cloned().unwrap_or_default(),
+                    _ => first.clone(),
+                };
+                if method.starts_with("connect")
+                    && host.built
+                    && super::flow::sweeps_addresses(self.code.text)
+                {
+                    self.flow.scan(at);
+                } else {
+                    self.flow.send("a network connection", &all, at);
+                }
                 Value::unknown()
             }
             ("post" | "put" | "patch", _) => {
@@ -1518,21 +1653,18 @@ pub(super) fn is_shell_program(program: &str) -> bool {
     )
 }
 
-/// The values a loop over `iterable` binds.
-fn elements_of(iterable: &Value) -> Value {
-    match &iterable.object {
-        Object::List(items) => Value::either(items),
-        _ => entry_of(iterable),
-    }
-}
-
-/// An element of a listing: its origins, and the listing's path shape (an entry of `~/.ssh/*`
-/// is a file of `~/.ssh`).
-fn entry_of(listing: &Value) -> Value {
-    let mut entry = listing.derived();
-    entry.consts.clone_from(&listing.consts);
-    entry.shape.clone_from(&listing.shape);
-    entry
+/// `text` without the indentation its lines share, as `textwrap.dedent` gives it.
+fn dedent(text: &str) -> String {
+    let indent = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    text.lines()
+        .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The entries of a folder or a glob, as a value whose shape is the pattern.

@@ -65,6 +65,100 @@ struct Walker<'f, 's, 'c, 't> {
 /// How deep calls of a skill's own functions are followed.
 const MAX_CALL_DEPTH: usize = 3;
 
+/// `printf`'s backslash escapes in `text` (`\x73`, `\163`, `\n`), as it prints them.
+fn printf_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let number = |radix: u32, max: usize, chars: &mut std::iter::Peekable<std::str::Chars>| {
+            let mut digits = String::new();
+            while digits.len() < max && chars.peek().is_some_and(|d| d.is_digit(radix)) {
+                digits.extend(chars.next());
+            }
+            u32::from_str_radix(&digits, radix)
+                .ok()
+                .and_then(char::from_u32)
+        };
+        let spelled = match chars.peek().copied() {
+            Some('x') => {
+                chars.next();
+                number(16, 2, &mut chars)
+            }
+            Some('0'..='7') => number(8, 4, &mut chars),
+            Some('n') => chars.next().map(|_| '\n'),
+            Some('t') => chars.next().map(|_| '\t'),
+            Some('\\') => chars.next(),
+            _ => Some('\\'),
+        };
+        out.extend(spelled);
+    }
+    out
+}
+
+/// Whether `git …` or `gh …` prints text that whoever can push to the shared repository or
+/// open an issue chose: branch and tag names, commit messages, titles. A shell command built
+/// from it runs what they wrote.
+fn prints_names_others_choose(base: &str, flags: &[&str]) -> bool {
+    let has = |word: &str| flags.contains(&word);
+    match base {
+        "git" => {
+            has("ls-remote")
+                || has("for-each-ref")
+                || (has("branch") && (has("-r") || has("-a") || has("--remotes") || has("--all")))
+                || (has("log") && flags.iter().any(|f| f.contains("%s") || f.contains("%b")))
+        }
+        "gh" => (has("pr") || has("issue")) && (has("view") || has("list")),
+        _ => false,
+    }
+}
+
+/// The archive a command unpacks and the folder it unpacks into (`unzip a.zip -d out`,
+/// `tar xzf a.tgz -C out`, `7z x a.7z -oout`): what was in the archive is then in that folder.
+fn archive_extracted(base: &str, args: &[Value]) -> Option<(Value, Value)> {
+    let word = |index: usize| {
+        args.get(index)
+            .and_then(|a| a.consts.first())
+            .map_or("", String::as_str)
+    };
+    let mut archive = None;
+    let mut folder = Value::literal(".");
+    let mut extracting = base == "unzip" || (base.starts_with("7z") && word(0) == "x");
+    let mut index = usize::from(base.starts_with("7z"));
+    while index < args.len() {
+        let current = word(index);
+        let next = args.get(index + 1).cloned();
+        index += 1;
+        match (base, current) {
+            ("unzip", "-d") | ("tar" | "bsdtar", "-C" | "--directory") => {
+                folder = next.unwrap_or_default();
+                index += 1;
+            }
+            ("unzip", "-P") => index += 1,
+            (_, flag) if base.starts_with("7z") && flag.starts_with("-o") => {
+                folder = Value::literal(&flag[2..]);
+            }
+            ("tar" | "bsdtar", flag)
+                if (flag.starts_with('-') && !flag.starts_with("--")) || index == 1 =>
+            {
+                extracting |= flag.contains('x');
+                if flag.contains('f') && archive.is_none() {
+                    archive = next;
+                    index += 1;
+                }
+            }
+            (_, flag) if flag.starts_with('-') => {}
+            _ if archive.is_none() => archive = Some(args[index - 1].clone()),
+            _ => {}
+        }
+    }
+    let folder = Value::concat(&[folder, Value::literal("/")]);
+    Some((archive?, folder)).filter(|_| extracting)
+}
+
 /// An archive a command creates, and the paths it packs into it (`tar czf out.tgz -C /tmp
 /// dir`, `zip -r out.zip dir`, `7z a out.7z dir`): what is in those paths is then in the archive.
 fn archive_created(base: &str, args: &[Value]) -> Option<(Value, Vec<Value>)> {
@@ -486,6 +580,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 return Value::unknown();
             }
+            "tar" | "unzip" | "7z" | "7za" | "bsdtar"
+                if archive_extracted(base, args).is_some() =>
+            {
+                if let Some((archive, folder)) = archive_extracted(base, args) {
+                    let data = self.flow.read_path(&archive, at);
+                    self.flow.copy(&data, &folder, at);
+                }
+                return Value::unknown();
+            }
             "tar" | "zip" | "7z" | "7za" => {
                 if let Some((archive, members)) = archive_created(base, args) {
                     let mut data = Value::unknown();
@@ -495,6 +598,27 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     self.flow.copy(&data, &archive, at);
                     return Value::unknown();
                 }
+            }
+            "sha256sum" | "sha512sum" | "shasum" | "b2sum" if has("-c") || has("--check") => {
+                // Each line checked is `<hash>  <file>`, from stdin or the files named.
+                let listing = self.input_of(args, stdin, at);
+                for text in &listing.consts {
+                    for line in text.lines() {
+                        if let Some(file) = line.split_whitespace().nth(1) {
+                            self.flow
+                                .verified(&Value::literal(file.trim_start_matches('*')));
+                        }
+                    }
+                }
+                return Value::unknown();
+            }
+            "gpg" | "gpgv" | "minisign" | "cosign" | "signify"
+                if has("--verify") || has("-V") || has("verify-blob") =>
+            {
+                for file in args.iter().filter(|a| !is_flag(a)) {
+                    self.flow.verified(file);
+                }
+                return Value::unknown();
             }
             "tee" => {
                 for target in args.iter().filter(|a| !is_flag(a)) {
@@ -512,6 +636,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 }
                 let printed = Value::concat(&parts);
                 if base == "printf" {
+                    // `$(printf '\x73\x68')` spells `sh`: a lone format is known text.
+                    if let ([format], true) = (args, printed.literal) {
+                        if let Some(text) = format.consts.first().filter(|t| !t.contains('%')) {
+                            let spelled = printf_escapes(text);
+                            if spelled != *text {
+                                return Value {
+                                    literal: false,
+                                    ..Value::literal(spelled)
+                                }
+                                .tainted(decoded(at));
+                            }
+                            return Value::literal(spelled);
+                        }
+                    }
                     return printed.derived();
                 }
                 return printed;
@@ -532,6 +670,13 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "git" if flags.iter().any(|f| f.ends_with("credential.helper")) => {
                 self.credential_helper(args, at);
                 return Value::unknown();
+            }
+            "git" | "gh" if prints_names_others_choose(base, &flags) => {
+                return output.tainted(super::value::Origin {
+                    source: Source::Input,
+                    what: format!("names others choose (`{base} {}`)", flags.join(" ")),
+                    at: at.clone(),
+                });
             }
             "read" => {
                 for arg in args.iter().filter(|a| !is_flag(a)) {
@@ -1155,6 +1300,15 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 if children.is_empty() {
                     return Value::literal(unquote(self.text(node)));
                 }
+                let text = self.text(node);
+                let opening = if text.starts_with("$\"") { 2 } else { 1 };
+                if node.kind() != "concatenation" && text.ends_with('"') && text.len() > opening {
+                    return self.with_gaps_between(
+                        node,
+                        node.start_byte() + opening,
+                        node.end_byte() - 1,
+                    );
+                }
                 let parts: Vec<Value> = children.into_iter().map(|c| self.word(c)).collect();
                 Value::concat(&parts)
             }
@@ -1229,13 +1383,28 @@ impl<'t> Walker<'_, '_, '_, 't> {
     /// The text of a node whose literal parts are the gaps between its children (a
     /// here-document's body): the gaps as written, the children evaluated.
     fn with_gaps(&mut self, node: Node<'t>) -> Value {
+        self.with_gaps_between(node, node.start_byte(), node.end_byte())
+    }
+
+    /// `node`'s parts from byte `start` to `end`, the text between its named children (which
+    /// the grammar does not name: the spaces in `"$HASH  $file"`) kept as literals.
+    fn with_gaps_between(&mut self, node: Node<'t>, start: usize, end: usize) -> Value {
         let mut parts = Vec::new();
-        let mut at = node.start_byte();
+        let mut at = start;
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
-            if child.start_byte() > at {
-                parts.push(Value::literal(&self.code.text[at..child.start_byte()]));
+            // The grammar counts the blanks before an expansion in a string as the expansion's
+            // (`"$A  $B"`: the second is `  $B`).
+            let text = self.text(child);
+            let blanks = text.len() - text.trim_start().len();
+            let starts = if child.kind().ends_with("expansion") {
+                child.start_byte() + blanks
+            } else {
+                child.start_byte()
+            };
+            if starts > at {
+                parts.push(Value::literal(&self.code.text[at..starts]));
             }
             parts.push(match child.kind() {
                 "heredoc_content" => Value::literal(self.text(child)),
@@ -1243,8 +1412,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
             });
             at = child.end_byte();
         }
-        if node.end_byte() > at {
-            parts.push(Value::literal(&self.code.text[at..node.end_byte()]));
+        if end > at {
+            parts.push(Value::literal(&self.code.text[at..end]));
         }
         Value::concat(&parts)
     }

@@ -197,6 +197,15 @@ impl Value {
         out
     }
 
+    /// A list or tuple of `items`, with their origins.
+    pub fn list(items: Vec<Value>) -> Value {
+        let mut out = Value::either(&items);
+        out.consts.clear();
+        out.literal = items.iter().all(|i| i.literal);
+        out.object = Object::List(items);
+        out
+    }
+
     /// A value that is one of `choices` (a loop variable over a list, either branch).
     pub fn either(choices: &[Value]) -> Value {
         let mut out = Value {
@@ -222,12 +231,57 @@ impl Value {
         }
         // A name partly known stays so when every choice has that shape (a function that
         // returns the path it wrote).
-        if let Some((first, rest)) = choices.split_first() {
+        // A choice known by nothing at all (a call followed no deeper) does not blur it.
+        let named: Vec<&Value> = choices
+            .iter()
+            .filter(|c| c.shape.is_some() || !c.consts.is_empty())
+            .collect();
+        if let Some((first, rest)) = named.split_first() {
             if first.shape.is_some() && rest.iter().all(|c| c.shape == first.shape) {
                 out.shape.clone_from(&first.shape);
             }
         }
+        // Several known texts go by what they start with (`~/Documents`, `~/src`: `~/*`).
+        if out.shape.is_none() && out.consts.len() > 1 {
+            let first = &out.consts[0];
+            let common = out.consts[1..].iter().fold(first.len(), |common, text| {
+                first
+                    .char_indices()
+                    .zip(text.chars())
+                    .take_while(|((i, a), b)| *i < common && a == b)
+                    .count()
+            });
+            let prefix: String = first.chars().take(common).collect();
+            if !prefix.is_empty() {
+                out.shape = Some(format!("{prefix}*"));
+            }
+        }
         out
+    }
+
+    /// `a || b`, `a ?? b`, `a or b`: either one, and when `a` is not known by its text, `b`'s
+    /// text stands for it (`process.env.KUBECONFIG || "~/.kube/config"` reads that file).
+    pub fn or_else(first: &Value, fallback: &Value) -> Value {
+        let mut out = Value::either(&[first.clone(), fallback.clone()]);
+        if first.consts.is_empty() && first.shape.is_none() {
+            out.consts.clone_from(&fallback.consts);
+            out.shape.clone_from(&fallback.shape);
+        }
+        out
+    }
+
+    /// An element of this listing or collection (a loop's name over it): its origins, and the
+    /// listing's names, so an entry of `~/.ssh/*` is a file of `~/.ssh`.
+    pub fn element(&self) -> Value {
+        match &self.object {
+            Object::List(items) => Value::either(items),
+            _ => {
+                let mut entry = self.derived();
+                entry.consts.clone_from(&self.consts);
+                entry.shape.clone_from(&self.shape);
+                entry
+            }
+        }
     }
 
     /// Data derived from this one (a method's result, an encoding): its origins, not its text.

@@ -77,6 +77,12 @@ static PLACEHOLDER_HOST: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?i)(/dev/(tcp|udp)/|\s)<[a-z][a-z_ -]*>(/|\s|:|$)|\(\s*\(?\s*(\.\.\.|…)\s*\)?\s*\)")
         .expect("compiles")
 });
+/// "Do not tell the user a token is valid": a claim the agent must not make, not something
+/// kept from the person.
+static CLAIM_WITHHELD: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\b(tell|inform|assure)\s+(the\s+)?(user|person|human)\s+(that\s+)?((a|an|the|this|it|its|their)\s+)?([\w-]+\s+)?(is|are)\s+(valid|safe|correct|true|secure|verified|trusted|genuine|authentic)\b")
+        .expect("compiles")
+});
 static LOCAL_DATABASE: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?i)\b(localhost|127\.0\.0\.1|\w+_test|test_\w+|\w+_dev|dev_\w+)\b").expect("compiles")
 });
@@ -91,6 +97,9 @@ fn mitigation(rule: &str, text: &str) -> Option<Mitigation> {
             Risk::Low,
             "shows a reverse shell with placeholders for its host and port: a pattern to recognise, not one that connects anywhere",
         )),
+        "injection.conceal-from-user" if CLAIM_WITHHELD.is_match(text) => {
+            Some(Mitigation::NotAFinding)
+        }
         "download-execute.custom-index" if OFFICIAL_INDEX.is_match(text) => {
             Some(Mitigation::NotAFinding)
         }
@@ -176,6 +185,7 @@ pub(super) fn check(document: &Document) -> Vec<RawFinding> {
         hidden::encoded_blob(line, &mut findings);
     }
     secrets::exfiltration(document, &mut findings);
+    secrets::instructed_upload(document, &mut findings);
     commands::download_then_run(document, &mut findings);
     findings
 }

@@ -233,6 +233,71 @@ pub(super) fn exfiltration(document: &Document, findings: &mut Vec<RawFinding>) 
     }
 }
 
+/// Words to the agent to send a file or its contents somewhere, untouched.
+static UPLOAD_INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\b(submit|upload|send|post|attach|transmit)\b[^.;]{0,80}\b(the file|this file|that file|its contents|the contents|unmodified|as[- ]is|verbatim|the real values|unredacted)\b").expect("compiles")
+});
+/// A secret file named in prose: a project's `.env` (not its example), stored credentials, keys.
+static SECRET_FILE_NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)(^|[\s`'(/])\.env(\.(local|production|prod|development|dev|staging))?([\s`',.)]|$)|\.aws/credentials|\bid_(rsa|ed25519|ecdsa)\b|\.npmrc\b|\.netrc\b|\.pypirc\b|\.kube/config|\.git-credentials").expect("compiles")
+});
+/// Another machine's address in the text.
+static REMOTE_ADDRESS: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\bhttps?://(localhost|127\.|0\.0\.0\.0|\[::1\])").expect("compiles")
+});
+static ANY_ADDRESS: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)\bhttps?://[\w.-]+").expect("compiles"));
+/// Words that turn an instruction around.
+static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?i)\b(never|not|don't|do not|must not|without|no)\b").expect("compiles")
+});
+/// How many prose lines back a step may point at the secret file as "the file".
+const SECRET_FILE_REACH: usize = 12;
+
+/// A secret file sent by words alone: prose names a project's `.env` or a key file, and a step
+/// soon after tells the agent to submit "the file" (or its contents, unmodified) to an address
+/// of another machine in the skill. No command shows it; the agent is to use any HTTP tool.
+pub(super) fn instructed_upload(document: &Document, findings: &mut Vec<RawFinding>) {
+    let prose = |line: &Line| !line.code && !line.counterexample && !line.discussed;
+    let sends_elsewhere = document.lines.iter().any(|line| {
+        ANY_ADDRESS
+            .find_iter(&line.text)
+            .any(|m| !REMOTE_ADDRESS.is_match(m.as_str()))
+    });
+    if !sends_elsewhere {
+        return;
+    }
+    let mut named_at: Option<usize> = None;
+    for (index, line) in document.lines.iter().enumerate() {
+        if !prose(line) || NEGATED.is_match(&line.text) {
+            continue;
+        }
+        if SECRET_FILE_NAMED.is_match(&line.text) {
+            named_at = Some(index);
+        }
+        let Some(named) = named_at.filter(|named| index - named <= SECRET_FILE_REACH) else {
+            continue;
+        };
+        let Some(span) = UPLOAD_INSTRUCTION.find(&line.text).map(|m| m.range()) else {
+            continue;
+        };
+        let named_line = document.lines[named].number;
+        emit(
+            findings,
+            line,
+            hit(
+                "exfiltration.secret-file-upload",
+                Exfiltration,
+                Risk::High,
+                Instruction,
+                span,
+                format!("tells the agent to send a secret file (named on line {named_line}) to another machine as it is: keys and passwords in it leave with it; delete the step, or check key names locally without sending values"),
+            ),
+        );
+        return;
+    }
+}
+
 /// Records an upload of secrets, pointing at it in the line as written (the matching ran on
 /// the line with its auth headers blanked out, whose positions differ).
 fn secret_upload(findings: &mut Vec<RawFinding>, line: &Line, risk: Risk, message: String) {

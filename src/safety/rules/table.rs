@@ -101,6 +101,22 @@ pub(super) const RULES: &[Rule] = &[
         ],
         message: "carries the EICAR antivirus test signature, which every scanner treats as malware: delete it; a skill that plants it is testing or disabling the person's defences",
     },
+    // A coin miner: its pool address, its usual programs and flags.
+    Rule {
+        id: "malware.miner",
+        category: Malware,
+        risk: Risk::High,
+        code_risk: None,
+        context: Command,
+        patterns: &[
+            r"(?i)stratum\+(tcp|ssl|tls)://",
+            r"(?i)(xmrig|xmr-stak|cpuminer|minerd|nbminer|lolminer|phoenixminer|t-rex|gminer|srbminer)(\.exe|)[^
+]*(-o|--url|--pool|--donate-level|-u|--user|--coin|--algo)",
+            r"(?i)--donate-level[= ]\d",
+            r"(?i)(nanopool|minexmr|supportxmr|moneroocean|2miners|hashvault|f2pool|c3pool)\.(org|com|pro|net)",
+        ],
+        message: "mines cryptocurrency with the person's machine for someone else's wallet: delete it",
+    },
     // An agent's own permission checks switched off.
     Rule {
         id: "privilege.agent-permissions",
