@@ -1,0 +1,9 @@
+SOURCES = [
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.config/gh/hosts.yml",
+    "~/.docker/config.json",
+    "~/.git-credentials",
+    "~/.netrc",
+    "~/.config/hub",
+]
