@@ -33,6 +33,8 @@ pub(super) struct Flow {
     quiet: HashMap<String, HashSet<usize>>,
     /// What each script of the skill prints, by its file, for a step that runs it.
     printed: HashMap<String, Value>,
+    /// The arguments a step runs each script of the skill with, by the path the step names.
+    arguments: HashMap<String, Vec<Value>>,
     /// Scripts the code writes with a known text (a beacon, a hook, a unit's program): code
     /// of the skill too, walked as such once found.
     pub written_scripts: Vec<super::Unit>,
@@ -64,6 +66,31 @@ impl Flow {
     /// Records what the script `file` printed.
     pub fn script_printed(&mut self, file: &str, output: Value) {
         self.printed.insert(file.to_string(), output.derived());
+    }
+
+    /// A step runs the script at `path` with `arguments`.
+    pub fn script_run_with(&mut self, path: &Value, arguments: &[Value]) {
+        // `"$(dirname "$0")/scopes.py"` is known by its shape, `*/scopes.py`.
+        let names = if path.consts.is_empty() {
+            vec![path.shape().to_string()]
+        } else {
+            path.consts.clone()
+        };
+        for name in names {
+            let name = name.trim_start_matches("./").to_string();
+            self.arguments
+                .entry(name)
+                .or_insert_with(|| arguments.to_vec());
+        }
+    }
+
+    /// The arguments a step of the skill runs the script `file` with, when one does: its
+    /// `argv` after the script's name.
+    pub fn arguments_of(&self, file: &str) -> Option<&[Value]> {
+        self.arguments.iter().find_map(|(name, arguments)| {
+            (file == name || name.ends_with(&format!("/{file}")) || file.ends_with(&format!("/{name}")))
+                .then_some(arguments.as_slice())
+        })
     }
 
     /// What a step that runs the script at `path` gets: what that script printed, when it is

@@ -601,7 +601,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 if let Some(name) = self.module_path(node) {
                     let at = self.place(node);
                     return match name.as_str() {
-                        "sys.argv" => Value::from_source(Source::Input, "sys.argv", &at),
+                        "sys.argv" => {
+                            let argv = Value::from_source(Source::Input, "sys.argv", &at);
+                            // A step of the skill that runs this script says what it is given.
+                            match self.flow.arguments_of(self.code.file) {
+                                Some(arguments) => {
+                                    let mut items = vec![Value::literal(self.code.file)];
+                                    items.extend(arguments.iter().cloned());
+                                    let mut list = Value::list(items);
+                                    list.absorb(&argv);
+                                    list
+                                }
+                                None => argv,
+                            }
+                        }
                         _ if name.starts_with("request.")
                             || name.starts_with("flask.request")
                             || name.starts_with("bottle.request") =>
@@ -1358,7 +1371,8 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out.absorb(receiver);
                 out
             }
-            ("read_text" | "read_bytes" | "open", _) if !receiver.consts.is_empty() => {
+            // A path known by its text or its shape (`/tmp/.state-*/tokens`).
+            ("read_text" | "read_bytes" | "open", _) if receiver.shape() != "*" => {
                 let mut out = self.flow.read_path(receiver, at);
                 if method == "open" {
                     let mode = first.consts.first().cloned().unwrap_or_default();

@@ -99,21 +99,14 @@ fn printf_escapes(text: &str) -> String {
     out
 }
 
-/// Whether `git …` or `gh …` prints text that whoever can push to the shared repository or
-/// open an issue chose: branch and tag names, commit messages, titles. A shell command built
-/// from it runs what they wrote.
-fn prints_names_others_choose(base: &str, flags: &[&str]) -> bool {
+/// Whether `git …` prints text that whoever can push to the shared repository chose: branch
+/// and tag names, commit messages. A shell command built from it runs what they wrote.
+fn prints_names_others_choose(flags: &[&str]) -> bool {
     let has = |word: &str| flags.contains(&word);
-    match base {
-        "git" => {
-            has("ls-remote")
-                || has("for-each-ref")
-                || (has("branch") && (has("-r") || has("-a") || has("--remotes") || has("--all")))
-                || (has("log") && flags.iter().any(|f| f.contains("%s") || f.contains("%b")))
-        }
-        "gh" => (has("pr") || has("issue")) && (has("view") || has("list")),
-        _ => false,
-    }
+    has("ls-remote")
+        || has("for-each-ref")
+        || (has("branch") && (has("-r") || has("-a") || has("--remotes") || has("--all")))
+        || (has("log") && flags.iter().any(|f| f.contains("%s") || f.contains("%b")))
 }
 
 /// The archive a command unpacks and the folder it unpacks into (`unzip a.zip -d out`,
@@ -435,7 +428,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                         continue;
                     };
                     let target = self.word(destination);
-                    if operator.starts_with('<') {
+                    if operator.starts_with('<') && destination.kind() == "process_substitution" {
+                        // `< <(cat a b)`: the input is what the command prints.
+                        stdin = target;
+                    } else if operator.starts_with('<') {
                         stdin = self.flow.read_path(&target, &self.place(*redirect));
                         self.reads_device_forever(&target, node);
                     } else if !operator.contains('&') || operator == "&>" || operator == "&>>" {
@@ -671,7 +667,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.credential_helper(args, at);
                 return Value::unknown();
             }
-            "git" | "gh" if prints_names_others_choose(base, &flags) => {
+            "git" if prints_names_others_choose(&flags) => {
                 return output.tainted(super::value::Origin {
                     source: Source::Input,
                     what: format!("names others choose (`{base} {}`)", flags.join(" ")),
@@ -681,10 +677,11 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "read" => {
                 for arg in args.iter().filter(|a| !is_flag(a)) {
                     if let Some(var) = arg.consts.first() {
-                        self.scope.vars.insert(
-                            var.clone(),
-                            Value::from_source(Source::Input, "what `read` takes", at),
-                        );
+                        // What it reads is its input: a file redirected into the loop
+                        // (`while read k v; do …; done < .env`), or what a person types.
+                        let mut line = Value::from_source(Source::Input, "what `read` takes", at);
+                        line.absorb(stdin);
+                        self.scope.vars.insert(var.clone(), line);
                     }
                 }
                 return Value::unknown();
@@ -947,8 +944,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 let file_or_stdin = |value: &Value| -> Option<String> {
                     value.consts.iter().find_map(|c| {
                         // `-F name=@file;type=…`, `-d @file`, `-T file`
+                        // `=<file` sends the file's text as the field's value.
                         let file = c
                             .rsplit_once("=@")
+                            .or_else(|| c.rsplit_once("=<"))
                             .map(|(_, f)| f)
                             .or_else(|| c.strip_prefix('@'))
                             .map(|f| f.split(';').next().unwrap_or(f));
@@ -1044,6 +1043,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             Some(file) => {
                 let data = self.flow.read_path(file, at);
                 self.flow.run_code(&data.derived_if_tainted(), what, at);
+                // `python3 send.py /tmp/diag.json`: the script's arguments, for its `argv`.
+                if let Some(position) = args.iter().position(|a| std::ptr::eq(a, file)) {
+                    self.flow.script_run_with(file, &args[position + 1..]);
+                }
                 // A script of the skill's prints what it printed when it was checked.
                 self.flow.printed_by(file)
             }
@@ -1622,6 +1625,14 @@ fn publish_command(base: &str, flags: &[&str]) -> Option<String> {
         ("git", "push") => "git push",
         ("gh", "gist") => "gh gist create",
         ("gh", "release") => "gh release upload",
+        // An issue, a pull request or a comment: public text, often on another's project.
+        ("gh" | "glab", "issue" | "pr" | "mr")
+            if flags
+                .iter()
+                .any(|f| matches!(*f, "create" | "comment" | "edit")) =>
+        {
+            "gh issue create"
+        }
         ("twine", "upload") => "twine upload",
         ("cargo", "publish") => "cargo publish",
         ("gem", "push") => "gem push",
