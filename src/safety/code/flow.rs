@@ -272,11 +272,10 @@ impl Flow {
                 at,
             );
         }
-        let found_under_home = path.consts.is_empty()
-            && path
-                .shape
-                .as_deref()
-                .is_some_and(|shape| shape.starts_with('~') && shape.contains('*'));
+        // Names a listing of the home folder gave (`~/Documents/*`), not one file it names.
+        let keys = path_keys(path);
+        let found_under_home =
+            !keys.is_empty() && keys.iter().all(|k| k.starts_with('~') && k.contains('*'));
         if let (Some(cipher), true) = (self.encrypted.clone(), found_under_home) {
             self.emit(
                 at,

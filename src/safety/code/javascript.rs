@@ -1123,9 +1123,21 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return mail;
         }
         if ARCHIVES.contains(&name.as_str()) {
-            // An archive's entries (their names too) are what was in the file or buffer.
+            // An archive's entries are what was in the file or buffer, and their names are
+            // whatever its maker chose (`../../.bashrc` among them).
             let mut entries = self.flow.read_path(&first, &at);
             entries.absorb(&first.derived());
+            let entries = entries.tainted(Origin {
+                source: Source::Network,
+                what: "the entry names of an archive, which its maker chooses".into(),
+                at: at.clone(),
+            });
+            // `yauzl.open(file, options, (err, zip) => …)`
+            for callback in argument_nodes.iter().filter(|a| {
+                matches!(a.kind(), "arrow_function" | "function_expression" | "function")
+            }) {
+                self.call_function(*callback, &[Value::unknown(), entries.clone()]);
+            }
             return entries;
         }
         if WRITES.contains(&name.as_str()) || APPENDS.contains(&name.as_str()) {

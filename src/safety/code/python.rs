@@ -1436,6 +1436,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 self.flow.copy(&data, &destination, at);
                 Value::unknown()
             }
+            ("unlink" | "rmdir", _) if receiver.object == Object::Plain => {
+                self.flow.remove(receiver, at);
+                Value::unknown()
+            }
             ("write_text" | "write_bytes", _) => {
                 self.flow.write_path(receiver, &first, false, at);
                 Value::unknown()

@@ -109,11 +109,10 @@ pub(super) const RULES: &[Rule] = &[
         code_risk: None,
         context: Command,
         patterns: &[
-            r"(?i)stratum\+(tcp|ssl|tls)://",
-            r"(?i)(xmrig|xmr-stak|cpuminer|minerd|nbminer|lolminer|phoenixminer|t-rex|gminer|srbminer)(\.exe|)[^
-]*(-o|--url|--pool|--donate-level|-u|--user|--coin|--algo)",
+            r"(?i)\bstratum\+(tcp|ssl|tls)://",
+            r"(?i)\b(xmrig|xmr-stak|cpuminer|minerd|nbminer|lolminer|phoenixminer|t-rex|gminer|srbminer)(\.exe|\b)[^\n]*(-o|--url|--pool|--donate-level|-u|--user|--coin|--algo)\b",
             r"(?i)--donate-level[= ]\d",
-            r"(?i)(nanopool|minexmr|supportxmr|moneroocean|2miners|hashvault|f2pool|c3pool)\.(org|com|pro|net)",
+            r"(?i)\b(nanopool|minexmr|supportxmr|moneroocean|2miners|hashvault|f2pool|c3pool)\.(org|com|pro|net)\b",
         ],
         message: "mines cryptocurrency with the person's machine for someone else's wallet: delete it",
     },
