@@ -88,8 +88,10 @@ impl Flow {
     /// `argv` after the script's name.
     pub fn arguments_of(&self, file: &str) -> Option<&[Value]> {
         self.arguments.iter().find_map(|(name, arguments)| {
-            (file == name || name.ends_with(&format!("/{file}")) || file.ends_with(&format!("/{name}")))
-                .then_some(arguments.as_slice())
+            (file == name
+                || name.ends_with(&format!("/{file}"))
+                || file.ends_with(&format!("/{name}")))
+            .then_some(arguments.as_slice())
         })
     }
 
@@ -273,7 +275,17 @@ impl Flow {
             );
         }
         // Names a listing of the home folder gave (`~/Documents/*`), not one file it names.
-        let keys = path_keys(path);
+        let keys: Vec<String> = if path.consts.is_empty() {
+            path.shape
+                .iter()
+                .map(|shape| normalize_path(shape))
+                .collect()
+        } else {
+            path.consts
+                .iter()
+                .map(|text| normalize_path(text))
+                .collect()
+        };
         let found_under_home =
             !keys.is_empty() && keys.iter().all(|k| k.starts_with('~') && k.contains('*'));
         if let (Some(cipher), true) = (self.encrypted.clone(), found_under_home) {

@@ -1134,7 +1134,10 @@ impl<'t> Walker<'_, '_, '_, 't> {
             });
             // `yauzl.open(file, options, (err, zip) => …)`
             for callback in argument_nodes.iter().filter(|a| {
-                matches!(a.kind(), "arrow_function" | "function_expression" | "function")
+                matches!(
+                    a.kind(),
+                    "arrow_function" | "function_expression" | "function"
+                )
             }) {
                 self.call_function(*callback, &[Value::unknown(), entries.clone()]);
             }

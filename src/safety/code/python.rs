@@ -423,6 +423,22 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     }
                     continue;
                 }
+                // `*args`: the rest of the positional arguments, as one list.
+                if p.kind() == "list_splat_pattern" {
+                    if let Some(name) = p.named_child(0) {
+                        let param = self.text(name).to_string();
+                        self.scope.vars.insert(
+                            param.clone(),
+                            Value::from_source(
+                                Source::Input,
+                                format!("the parameter `{param}`"),
+                                &at,
+                            ),
+                        );
+                        params.push(format!("*{param}"));
+                    }
+                    continue;
+                }
                 if p.kind() == "default_parameter" || p.kind() == "typed_default_parameter" {
                     if let Some(n) = p.child_by_field_name("name") {
                         stack.push(n);
@@ -463,6 +479,14 @@ impl<'t> Walker<'_, '_, '_, 't> {
         self.calls += 1;
         let mut saved = Vec::new();
         for (index, param) in params.iter().enumerate() {
+            if let Some(rest) = param.strip_prefix('*') {
+                let rest_of = Value::list(args.get(index..).unwrap_or_default().to_vec());
+                saved.push((
+                    rest.to_string(),
+                    self.scope.vars.insert(rest.to_string(), rest_of),
+                ));
+                continue;
+            }
             let value = keywords
                 .iter()
                 .find(|(k, _)| k == param)
@@ -656,7 +680,20 @@ impl<'t> Walker<'_, '_, '_, 't> {
             "binary_operator" => self.binary(node),
             "subscript" => self.subscript(node),
             "list" | "tuple" | "set" | "expression_list" => {
-                let items = self.children_values(node);
+                // `["kubectl", *args]`: a spread list's items are the list's.
+                let mut cursor = node.walk();
+                let spread: Vec<bool> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() != "comment")
+                    .map(|c| c.kind() == "list_splat")
+                    .collect();
+                let mut items = Vec::new();
+                for (value, spread) in self.children_values(node).into_iter().zip(spread) {
+                    match value.object {
+                        Object::List(inner) if spread => items.extend(inner),
+                        _ => items.push(value),
+                    }
+                }
                 Value::list(items)
             }
             "list_comprehension" | "generator_expression" | "set_comprehension"
@@ -720,7 +757,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 let parts = self.children_values(node);
                 Value::either(&parts)
             }
-            "parenthesized_expression" | "await" | "as_pattern" | "starred" => node
+            "parenthesized_expression" | "await" | "as_pattern" | "starred" | "list_splat" => node
                 .named_child(0)
                 .map_or_else(Value::unknown, |n| self.expression(n)),
             "assignment" | "augmented_assignment" | "named_expression" => self.assignment(node),

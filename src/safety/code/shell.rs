@@ -99,6 +99,15 @@ fn printf_escapes(text: &str) -> String {
     out
 }
 
+/// The names of files in a folder: whoever put a file there chose its name (`a;rm -rf ~;.jpg`).
+fn file_names(at: &Place) -> super::value::Origin {
+    super::value::Origin {
+        source: Source::Input,
+        what: "file names in a folder (whoever put the files there chose them)".into(),
+        at: at.clone(),
+    }
+}
+
 /// Whether `git …` prints text that whoever can push to the shared repository chose: branch
 /// and tag names, commit messages. A shell command built from it runs what they wrote.
 fn prints_names_others_choose(flags: &[&str]) -> bool {
@@ -503,6 +512,55 @@ impl<'t> Walker<'_, '_, '_, 't> {
         strip_wrappers(words)
     }
 
+    /// `TOKEN="$(gh auth token)" npx --yes tool@latest`: a key in the environment of code a
+    /// launcher fetches as it runs, which reads it and does with it what it likes.
+    fn secret_to_fetched_program(
+        &mut self,
+        node: Node<'t>,
+        name: &str,
+        args: &[Value],
+        at: &Place,
+    ) {
+        let words: Vec<&str> = args
+            .iter()
+            .filter_map(|a| a.consts.first().map(String::as_str))
+            .collect();
+        let fetches = match name.rsplit('/').next().unwrap_or(name) {
+            "npx" | "bunx" | "uvx" => true,
+            "pnpm" | "yarn" => words.first() == Some(&"dlx"),
+            "pipx" => words.first() == Some(&"run"),
+            _ => false,
+        };
+        if !fetches {
+            return;
+        }
+        let mut cursor = node.walk();
+        let secret = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "variable_assignment")
+            .filter_map(|c| c.child_by_field_name("name"))
+            .find_map(|n| {
+                let variable = self.text(n).to_string();
+                self.flow
+                    .exported
+                    .get(&variable)
+                    .and_then(|v| v.origin(Source::Secret))
+                    .cloned()
+            });
+        if let Some(origin) = secret {
+            self.flow.emit(
+                at,
+                Hit {
+                    rule: "exfiltration.secret-to-fetched-code",
+                    category: Category::Exfiltration,
+                    risk: Risk::High,
+                    message: format!("puts {} (line {}) in the environment of `{name}`, which fetches a package and runs it as it is published today: that code can send the key anywhere; pin a version you checked, and pass it no keys", origin.what, origin.at.line),
+                    source: Some(origin.at.clone()),
+                },
+            );
+        }
+    }
+
     fn command_with_heredoc(
         &mut self,
         node: Node<'t>,
@@ -528,12 +586,19 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return self.call_function(body, &args, &all);
         }
         let output = self.run(&name, &args, stdin, heredoc, &at);
-        // A command named by a variable runs whatever the variable holds.
+        // A command named by a variable runs whatever the variable holds; `"$@"` is a
+        // wrapper's own idiom, the command its caller gave.
         if let Some(first) = args.first().filter(|_| name.is_empty()) {
-            if !first.taint.is_empty() {
+            let callers_command = !first.taint.is_empty()
+                && first
+                    .taint
+                    .iter()
+                    .all(|o| o.what.starts_with("the script's argument"));
+            if !first.taint.is_empty() && !callers_command {
                 self.flow.run_code(first, "a command", &at);
             }
         }
+        self.secret_to_fetched_program(node, &name, &args, &at);
         output
     }
 
@@ -674,6 +739,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                     at: at.clone(),
                 });
             }
+            "ls" | "fd" => return output.tainted(file_names(at)),
             "read" => {
                 for arg in args.iter().filter(|a| !is_flag(a)) {
                     if let Some(var) = arg.consts.first() {
@@ -753,7 +819,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             "find" => {
                 self.find(args, at);
-                return output;
+                return output.tainted(file_names(at));
             }
             "awk" | "gawk" | "mawk" | "busybox"
                 if args
@@ -797,6 +863,31 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let mut data: Vec<&Value> = args.iter().collect();
             data.push(stdin);
             self.flow.send(&format!("`{base}`"), &data, at);
+            return Value::unknown();
+        }
+        if matches!(base, "gh" | "glab")
+            && matches!(flags.first().copied(), Some("issue" | "pr" | "mr"))
+            && flags
+                .iter()
+                .any(|f| matches!(*f, "create" | "comment" | "edit"))
+        {
+            // An issue, a pull request or a comment is public text, often on another's
+            // project: its words go out, and so does a `--body-file`.
+            let mut sent = Vec::new();
+            for (index, arg) in args.iter().enumerate() {
+                let after_file_flag = index > 0
+                    && matches!(flags.get(index - 1).copied(), Some("--body-file" | "-F"));
+                sent.push(if after_file_flag {
+                    self.flow.read_path(arg, at)
+                } else {
+                    arg.clone()
+                });
+            }
+            self.flow.send(
+                &format!("`{base} {}`", flags[0]),
+                &sent.iter().collect::<Vec<_>>(),
+                at,
+            );
             return Value::unknown();
         }
         if let Some(publisher) = publish_command(base, &flags) {
@@ -1231,9 +1322,21 @@ impl<'t> Walker<'_, '_, '_, 't> {
             let name = self.text(variable).to_string();
             let mut cursor = node.walk();
             let values: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
-            let choices: Vec<Value> = values.iter().map(|v| self.word(*v)).collect();
+            let at = self.place(node);
+            let choices: Vec<Value> = values
+                .iter()
+                .map(|v| {
+                    let choice = self.word(*v);
+                    // `for f in uploads/*`: each name is one whoever put the file there chose.
+                    if choice.consts.iter().any(|c| c.contains('*')) {
+                        choice.tainted(file_names(&at))
+                    } else {
+                        choice
+                    }
+                })
+                .collect();
             let value = if choices.is_empty() {
-                Value::from_source(Source::Input, "the script's arguments", &self.place(node))
+                Value::from_source(Source::Input, "the script's arguments", &at)
             } else {
                 Value::either(&choices)
             };
@@ -1625,14 +1728,6 @@ fn publish_command(base: &str, flags: &[&str]) -> Option<String> {
         ("git", "push") => "git push",
         ("gh", "gist") => "gh gist create",
         ("gh", "release") => "gh release upload",
-        // An issue, a pull request or a comment: public text, often on another's project.
-        ("gh" | "glab", "issue" | "pr" | "mr")
-            if flags
-                .iter()
-                .any(|f| matches!(*f, "create" | "comment" | "edit")) =>
-        {
-            "gh issue create"
-        }
         ("twine", "upload") => "twine upload",
         ("cargo", "publish") => "cargo publish",
         ("gem", "push") => "gem push",
