@@ -49,7 +49,7 @@ pub use folder::{MAX_CHECKED_FILES, MAX_CHECKED_FILE_BYTES};
 
 /// The version of the rules. A stored [`SafetyReport`] with another version is stale: check the
 /// text again. Bump it whenever a rule is added, removed or changes what it finds.
-pub const RULES_VERSION: &str = "2";
+pub const RULES_VERSION: &str = "3";
 
 /// How bad a finding is. Ordered: `None < Low < Medium < High < Critical`.
 ///
