@@ -394,10 +394,7 @@ fn a_value_resolved_by_a_promise_and_stored_in_an_object_keeps_its_origin() {
 fn files_found_under_home_encrypted_and_deleted_are_ransomware_and_a_backup_is_not() {
     let locker = "import os\nfrom pathlib import Path\nfrom cryptography.fernet import Fernet\nbox = Fernet(Fernet.generate_key())\nfor dp, _, files in os.walk(Path.home() / 'Documents'):\n    for name in files:\n        p = Path(dp) / name\n        p.with_suffix('.locked').write_bytes(box.encrypt(p.read_bytes()))\n        p.unlink()\n";
     let report = check_script("lock.py", locker);
-    assert_eq!(
-        high(&report, "malware.ransomware").map(|f| f.line),
-        Some(9)
-    );
+    assert_eq!(high(&report, "malware.ransomware").map(|f| f.line), Some(9));
     let backup = "import os, shutil\nfrom pathlib import Path\nfrom cryptography.fernet import Fernet\nbox = Fernet(Fernet.generate_key())\nfor dp, _, files in os.walk(Path.home() / 'Documents'):\n    for name in files:\n        p = Path(dp) / name\n        Path('/backup', name).write_bytes(box.encrypt(p.read_bytes()))\n";
     assert_clean(&check_script("backup.py", backup));
 }
