@@ -226,12 +226,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                         continue;
                     };
                     // `const run = (c) => cp.execSync(c)`: a call of `run` runs its body.
-                    if let Some(function) = value_node.filter(|v| {
-                        matches!(
-                            v.kind(),
-                            "arrow_function" | "function_expression" | "function"
-                        )
-                    }) {
+                    if let Some(function) = value_node.filter(|v| is_function(v)) {
                         self.functions.insert(self.text(name).to_string(), function);
                         continue;
                     }
@@ -940,12 +935,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             return Value::unknown();
         }
         if constructed && name == "Promise" {
-            if let Some(executor) = argument_nodes.first().filter(|e| {
-                matches!(
-                    e.kind(),
-                    "arrow_function" | "function_expression" | "function"
-                )
-            }) {
+            if let Some(executor) = argument_nodes.first().filter(|e| is_function(e)) {
                 let outer = std::mem::take(&mut self.resolved);
                 self.call_function(*executor, &[Value::object(Object::Module(RESOLVE.into()))]);
                 let resolved = std::mem::replace(&mut self.resolved, outer);
@@ -1133,12 +1123,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 at: at.clone(),
             });
             // `yauzl.open(file, options, (err, zip) => …)`
-            for callback in argument_nodes.iter().filter(|a| {
-                matches!(
-                    a.kind(),
-                    "arrow_function" | "function_expression" | "function"
-                )
-            }) {
+            for callback in argument_nodes.iter().filter(|a| is_function(a)) {
                 self.call_function(*callback, &[Value::unknown(), entries.clone()]);
             }
             return entries;
@@ -1212,12 +1197,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 fetched.object = Object::Module("socket".into());
             }
             // The callback is given what was fetched (`https.get(url, (res) => …)`).
-            for callback in argument_nodes.iter().filter(|a| {
-                matches!(
-                    a.kind(),
-                    "arrow_function" | "function_expression" | "function"
-                )
-            }) {
+            for callback in argument_nodes.iter().filter(|a| is_function(a)) {
                 self.callbacks.push((*callback, fetched.clone()));
             }
             return fetched;
@@ -1307,12 +1287,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 if is(&receiver, "socket") || receiver.origin(Source::Network).is_some() =>
             {
                 // `res.on('data', (chunk) => …)`: the callback is given what arrives.
-                for callback in argument_nodes.iter().filter(|a| {
-                    matches!(
-                        a.kind(),
-                        "arrow_function" | "function_expression" | "function"
-                    )
-                }) {
+                for callback in argument_nodes.iter().filter(|a| is_function(a)) {
                     self.call_function(*callback, std::slice::from_ref(&receiver));
                 }
                 Value::unknown()
@@ -1378,12 +1353,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
             }
             // `TARGETS.map((d) => path.join(home, d))`: the callback run on each item.
             ("map", Object::List(items))
-                if argument_nodes.first().is_some_and(|f| {
-                    matches!(
-                        f.kind(),
-                        "arrow_function" | "function_expression" | "function"
-                    )
-                }) =>
+                if argument_nodes.first().is_some_and(|f| is_function(f)) =>
             {
                 let callback = argument_nodes[0];
                 let items = items.clone();
@@ -1494,6 +1464,14 @@ fn parameter_value(name: &str, at: &Place) -> Value {
     } else {
         Value::from_source(Source::Input, format!("the parameter `{name}`"), at)
     }
+}
+
+/// Whether `node` is a function written in place (a callback, an executor, `(c) => …`).
+fn is_function(node: &Node) -> bool {
+    matches!(
+        node.kind(),
+        "arrow_function" | "function_expression" | "function"
+    )
 }
 
 fn module_name(text: &str) -> String {

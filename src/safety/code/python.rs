@@ -677,7 +677,6 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 object.derived()
             }
             "call" => self.call(node),
-            "binary_operator" => self.binary(node),
             "subscript" => self.subscript(node),
             "list" | "tuple" | "set" | "expression_list" => {
                 // `["kubectl", *args]`: a spread list's items are the list's.
@@ -735,24 +734,7 @@ impl<'t> Walker<'_, '_, '_, 't> {
                 out.object = Object::List(values);
                 out
             }
-            "boolean_operator" => {
-                let left = node
-                    .child_by_field_name("left")
-                    .map_or_else(Value::unknown, |l| self.expression(l));
-                let right = node
-                    .child_by_field_name("right")
-                    .map_or_else(Value::unknown, |r| self.expression(r));
-                let or = node
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| self.text(o) == "or");
-                if or {
-                    Value::or_else(&left, &right)
-                } else {
-                    let mut out = left.derived();
-                    out.absorb(&right);
-                    out
-                }
-            }
+            "binary_operator" | "boolean_operator" => self.binary(node),
             "conditional_expression" => {
                 let parts = self.children_values(node);
                 Value::either(&parts)
@@ -899,6 +881,12 @@ impl<'t> Walker<'_, '_, '_, 't> {
             .map(|o| self.text(o).to_string())
             .unwrap_or_default();
         match operator.as_str() {
+            "or" => Value::or_else(&left, &right),
+            "and" => {
+                let mut out = left.derived();
+                out.absorb(&right);
+                out
+            }
             "+" => match (&left.object, &right.object) {
                 // `a + b` of two lists is a list of both lists' items.
                 (Object::List(a), Object::List(b)) => {
